@@ -1,0 +1,257 @@
+/*
+ * hashbatch.h - the one public header of libhashbatch.
+ *
+ * hashbatch computes SHA-1 over many messages at once, on OpenCL devices
+ * (GPUs, or the CPU through pocl) or on a pool of CPU threads running
+ * OpenSSL's SHA-1 (SHA-NI where the CPU has it). Results can be checked
+ * against OpenSSL (off, a sample, or every message); a device fault moves
+ * the work to the CPU pool.
+ *
+ * Conventions, for every function below:
+ *  - Every fallible call returns an hb_status; results go to out-parameters.
+ *  - The library never prints, never exits and never aborts on bad input.
+ *  - Detail about the most recent failure (an OpenCL error code, a kernel
+ *    build log) is kept as text: hb_engine_last_error(e) for calls made on
+ *    an engine, hb_engine_last_error(NULL) for the calling thread's failures
+ *    that had no engine to hold them (hb_engine_open, NULL-engine calls).
+ */
+#ifndef HASHBATCH_H
+#define HASHBATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- version -------------------------------------------------------- */
+
+#define HB_VERSION_MAJOR 0
+#define HB_VERSION_MINOR 1
+#define HB_VERSION_PATCH 0
+#define HB_VERSION_NUMBER \
+    (HB_VERSION_MAJOR * 10000 + HB_VERSION_MINOR * 100 + HB_VERSION_PATCH)
+#define HB_VERSION_STRING "0.1.0"
+
+/* hb_version_number: HB_VERSION_NUMBER of the library actually linked. */
+unsigned hb_version_number(void);
+
+/* hb_version_string: "MAJOR.MINOR.PATCH" of the library actually linked.
+ * The string is static; never NULL. */
+const char *hb_version_string(void);
+
+/* ---- status --------------------------------------------------------- */
+
+/* One list, values pinned: a value never changes meaning once released. */
+#define HB_STATUS_LIST(X)                                                   \
+    X(HB_OK, 0, "success")                                                  \
+    X(HB_ERR_NULL_ARGUMENT, 1, "a required pointer argument is NULL")       \
+    X(HB_ERR_INVALID_ARGUMENT, 2, "an argument has an invalid value")       \
+    X(HB_ERR_NO_MEMORY, 3, "out of memory")                                 \
+    X(HB_ERR_NO_OPENCL, 4, "no OpenCL platform or device is available")     \
+    X(HB_ERR_BAD_DEVICE_SPEC, 5, "the device spec matches no device")       \
+    X(HB_ERR_BUILD_FAILED, 6, "the OpenCL kernel failed to build")          \
+    X(HB_ERR_DEVICE, 7, "an OpenCL call failed on the device")              \
+    X(HB_ERR_VERIFY_FAILED, 8, "a digest failed verification")              \
+    X(HB_ERR_TIMEOUT, 9, "the wait timed out")                              \
+    X(HB_ERR_CANCELLED, 10, "the job was cancelled")                        \
+    X(HB_ERR_CLOSED, 11, "the engine is closed")                            \
+    X(HB_ERR_IO, 12, "an input/output error")                               \
+    X(HB_ERR_THREAD, 13, "a thread could not be started")                   \
+    X(HB_ERR_INTERNAL, 14, "an internal error (a bug in hashbatch)")
+
+typedef enum {
+#define HB_STATUS_ENUM_(name, value, text) name = value,
+    HB_STATUS_LIST(HB_STATUS_ENUM_)
+#undef HB_STATUS_ENUM_
+} hb_status;
+
+/* hb_status_str: a short, static English description of s ("success",
+ * "the device spec matches no device", ...). Unknown values give
+ * "unknown status". Never NULL. Thread-safe. */
+const char *hb_status_str(hb_status s);
+
+/* hb_status_name: the enumerator's name as text ("HB_ERR_DEVICE").
+ * Unknown values give "HB_UNKNOWN". Never NULL. Thread-safe. */
+const char *hb_status_name(hb_status s);
+
+/* ---- types ---------------------------------------------------------- */
+
+typedef struct hb_engine hb_engine; /* opaque; one per hashing service */
+
+/* One message: len bytes at data. data may be NULL only when len is 0. */
+typedef struct {
+    const void *data;
+    size_t len;
+} hb_msg;
+
+typedef uint8_t hb_digest[20];
+
+typedef enum {
+    HB_BACKEND_AUTO = 0,   /* a GPU, else the pocl CPU device, else cpu */
+    HB_BACKEND_OPENCL = 1, /* OpenCL devices only */
+    HB_BACKEND_CPU = 2     /* OpenSSL on a pool of threads */
+} hb_backend_kind;
+
+typedef enum {
+    HB_VERIFY_SAMPLE = 0, /* recompute a random sample with OpenSSL */
+    HB_VERIFY_OFF = 1,    /* trust the device */
+    HB_VERIFY_FULL = 2    /* recompute every message with OpenSSL */
+} hb_verify_mode;
+
+/* Engine configuration. Always start from hb_config_init(); fields added
+ * in later versions get defaults there. */
+typedef struct {
+    hb_backend_kind backend;
+    /* Which OpenCL devices: "all", "gpu", "cpu", "P:D" (platform and device
+     * indices as `hashbatch devices` lists them) or a case-insensitive
+     * substring of the device or platform name. NULL means the default:
+     * the first GPU, else the first OpenCL CPU device. The string is
+     * copied by hb_engine_open. */
+    const char *device;
+    hb_verify_mode verify;
+    unsigned cpu_threads;    /* CPU pool threads; 0: one per online core */
+    size_t staging_bytes;    /* bytes of message data per device launch;
+                                0: default (16 MiB) */
+    unsigned sample_per_mille; /* with HB_VERIFY_SAMPLE: messages checked
+                                  per thousand, at least one per batch;
+                                  0: default (16) */
+    int cpu_fallback;        /* 1 (default): a device error finishes the
+                                batch on the CPU pool; 0: return
+                                HB_ERR_DEVICE instead */
+    int use_environment;     /* 1 (default): HASHBATCH_BACKEND,
+                                HASHBATCH_DEVICE and HASHBATCH_VERIFY
+                                override the fields above */
+    uint64_t seed;           /* seed for verification sampling; 0: random */
+} hb_config;
+
+/* hb_config_init: fills *cfg with the defaults (auto backend, default
+ * device, sampled verification, one CPU thread per core, fallback on,
+ * environment honoured). cfg NULL: does nothing. */
+void hb_config_init(hb_config *cfg);
+
+/* hb_backend_parse: "auto", "opencl" or "cpu" to its kind.
+ * Returns HB_OK, HB_ERR_NULL_ARGUMENT or HB_ERR_INVALID_ARGUMENT. */
+hb_status hb_backend_parse(const char *text, hb_backend_kind *out);
+
+/* hb_verify_parse: "off", "sample" or "full" to its mode.
+ * Returns HB_OK, HB_ERR_NULL_ARGUMENT or HB_ERR_INVALID_ARGUMENT. */
+hb_status hb_verify_parse(const char *text, hb_verify_mode *out);
+
+/* hb_backend_name / hb_verify_name: the inverse; static strings. */
+const char *hb_backend_name(hb_backend_kind kind);
+const char *hb_verify_name(hb_verify_mode mode);
+
+/* ---- engine --------------------------------------------------------- */
+
+/* hb_engine_open: creates an engine. cfg NULL means hb_config_init's
+ * defaults. With the OpenCL backend the kernel is built (and run once, as
+ * a warm-up) before this returns, so no later call compiles.
+ * On success *out owns the engine (close it with hb_engine_close); on
+ * failure *out is NULL and hb_engine_last_error(NULL) tells why.
+ * Returns HB_OK; HB_ERR_NULL_ARGUMENT (out NULL); HB_ERR_INVALID_ARGUMENT
+ * (an unknown backend or verify value, in cfg or the environment);
+ * HB_ERR_NO_OPENCL (backend opencl and no OpenCL device at all);
+ * HB_ERR_BAD_DEVICE_SPEC (the spec selects no device); HB_ERR_BUILD_FAILED
+ * (the build log is in the last error); HB_ERR_DEVICE; HB_ERR_NO_MEMORY;
+ * HB_ERR_THREAD. Blocks while the kernel builds (up to seconds the first
+ * time a device sees it; pocl caches the result). Thread-safe. */
+hb_status hb_engine_open(hb_engine **out, const hb_config *cfg);
+
+/* hb_engine_close: releases the engine and everything it holds. NULL is
+ * fine. Must not race with other calls on the same engine. */
+void hb_engine_close(hb_engine *e);
+
+/* hb_sha1_batch: out[i] = SHA-1(m[i]) for i in [0, n), in input order.
+ * n may be 0 (m and out may then be NULL). Messages may be of any length,
+ * up to many GiB; memory used stays bounded by the staging size.
+ * Blocks until every digest is written. The caller keeps ownership of m,
+ * the message bytes and out, which must not change during the call.
+ * Returns HB_OK; HB_ERR_NULL_ARGUMENT (e, m or out NULL with n > 0, or a
+ * message with NULL data and len > 0: the last error names its index);
+ * HB_ERR_DEVICE (an OpenCL error, only with cpu_fallback 0);
+ * HB_ERR_NO_MEMORY. On failure out's contents are unspecified.
+ * Thread-safe: several threads may hash on one engine at once. */
+hb_status hb_sha1_batch(hb_engine *e, const hb_msg *m, size_t n,
+                        hb_digest *out);
+
+/* hb_engine_last_error: detail about the most recent failure on e (any
+ * thread), or, with e NULL, the calling thread's most recent failure that
+ * had no engine. "" when there was none. The text stays valid until the
+ * next failing call on the same engine (or thread); never NULL. */
+const char *hb_engine_last_error(const hb_engine *e);
+
+/* hb_engine_describe: which backend and devices the engine uses, as one
+ * line ("opencl: pocl cpu-znver4-AMD EPYC [0:0]", "cpu: OpenSSL, 2
+ * threads, SHA-NI"). Static for the engine's life; never NULL. */
+const char *hb_engine_describe(const hb_engine *e);
+
+/* hb_engine_backend: the backend the engine actually uses (never AUTO). */
+hb_backend_kind hb_engine_backend(const hb_engine *e);
+
+typedef struct {
+    uint64_t messages;         /* messages completed */
+    uint64_t bytes;            /* message bytes completed */
+    uint64_t batches;          /* hb_sha1_batch calls completed */
+    uint64_t device_launches;  /* kernel launches */
+    uint64_t device_bytes;     /* message bytes hashed on OpenCL devices */
+    uint64_t cpu_bytes;        /* message bytes hashed by the CPU pool */
+    uint64_t verified;         /* messages recomputed by verification */
+    uint64_t verify_mismatches;/* verification mismatches detected */
+    uint64_t fallbacks;        /* batches moved to the CPU after a fault */
+    uint64_t device_errors;    /* OpenCL errors seen */
+    int quarantined;           /* 1 once the device is no longer used */
+} hb_stats;
+
+/* hb_engine_stats: a snapshot of e's counters. Thread-safe.
+ * Returns HB_OK or HB_ERR_NULL_ARGUMENT. */
+hb_status hb_engine_stats(const hb_engine *e, hb_stats *out);
+
+/* ---- devices -------------------------------------------------------- */
+
+typedef enum {
+    HB_DEVICE_GPU = 0,
+    HB_DEVICE_CPU = 1,
+    HB_DEVICE_ACCELERATOR = 2,
+    HB_DEVICE_OTHER = 3
+} hb_device_type;
+
+typedef struct {
+    unsigned platform_index;   /* as in the "P:D" device spec */
+    unsigned device_index;
+    char platform_name[128];
+    char name[128];
+    char vendor[128];
+    char version[128];         /* OpenCL version string */
+    char driver_version[64];
+    hb_device_type type;
+    uint32_t compute_units;
+    uint32_t max_clock_mhz;
+    uint64_t global_mem_bytes;
+    uint64_t max_alloc_bytes;
+    int available;             /* CL_DEVICE_AVAILABLE */
+    int auto_pick;             /* 1 for the device `auto` would use */
+} hb_device_info;
+
+/* hb_devices_list: every OpenCL device of every platform. Writes up to cap
+ * entries to out (out may be NULL when cap is 0) and the total number in
+ * *count. No OpenCL platform at all is not an error: *count is 0.
+ * Returns HB_OK or HB_ERR_NULL_ARGUMENT (count NULL, or out NULL with
+ * cap > 0). Thread-safe; does not build anything. */
+hb_status hb_devices_list(hb_device_info *out, size_t cap, size_t *count);
+
+/* hb_device_type_name: "gpu", "cpu", "accelerator" or "other". */
+const char *hb_device_type_name(hb_device_type t);
+
+/* hb_cpu_has_sha_ni: 1 if this CPU has the SHA extensions OpenSSL uses. */
+int hb_cpu_has_sha_ni(void);
+
+/* hb_cpu_threads_default: the CPU pool size a 0 in cpu_threads means. */
+unsigned hb_cpu_threads_default(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HASHBATCH_H */

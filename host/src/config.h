@@ -1,0 +1,32 @@
+/*
+ * config.h - an engine's settings, resolved from hb_config and environment.
+ *
+ * Owns: defaults, parsing of names, environment overrides, range checks.
+ * Must not: open devices or allocate anything beyond the settings struct.
+ */
+#ifndef HB_CONFIG_H
+#define HB_CONFIG_H
+
+#include "hashbatch.h"
+
+#define HB_DEFAULT_STAGING_BYTES ((size_t)16 << 20)
+#define HB_MIN_STAGING_BYTES ((size_t)64 << 10)
+#define HB_DEFAULT_SAMPLE_PER_MILLE 16u
+#define HB_DEVICE_SPEC_MAX 256
+
+typedef struct {
+    hb_backend_kind backend;
+    char device[HB_DEVICE_SPEC_MAX]; /* "" when none was given */
+    hb_verify_mode verify;
+    unsigned cpu_threads;
+    size_t staging_bytes;
+    unsigned sample_per_mille;
+    int cpu_fallback;
+    uint64_t seed;
+} hb_settings;
+
+/* hb_settings_resolve: cfg (NULL: defaults) plus environment overrides,
+ * checked. Failures name the bad value in the thread's error text. */
+hb_status hb_settings_resolve(const hb_config *cfg, hb_settings *out);
+
+#endif /* HB_CONFIG_H */

@@ -1,0 +1,39 @@
+/*
+ * devices.h - finding OpenCL devices and matching a device spec.
+ *
+ * Owns: enumeration of platforms and devices (table-driven queries), the
+ * `auto` choice, and the spec grammar: all | gpu | cpu | accelerator |
+ * P:D | a name substring.
+ * Must not: create contexts or build programs (backend_opencl.c does).
+ */
+#ifndef HB_DEVICES_H
+#define HB_DEVICES_H
+
+#include <CL/cl.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "hashbatch.h"
+
+typedef struct {
+    cl_platform_id platform;
+    cl_device_id device;
+    hb_device_info info;
+} hb_cl_device;
+
+/* hb_cl_enumerate: every device of every platform, in a new array (free()).
+ * No platform at all gives *count 0 and HB_OK. */
+hb_status hb_cl_enumerate(hb_cl_device **out, size_t *count);
+
+/* hb_cl_auto_index: the device `auto` uses: the first available GPU, else
+ * the first available CPU device, else any available device; -1 if none. */
+long hb_cl_auto_index(const hb_cl_device *devices, size_t count);
+
+/* hb_cl_select: indices of the devices spec names (empty spec: the auto
+ * one) into `chosen` (room for count), their number in *nchosen.
+ * HB_ERR_NO_OPENCL when count is 0; HB_ERR_BAD_DEVICE_SPEC, with the
+ * reason in err, when the spec is malformed or matches nothing. */
+hb_status hb_cl_select(const hb_cl_device *devices, size_t count, const char *spec,
+                       size_t *chosen, size_t *nchosen, hb_error_slot *err);
+
+#endif /* HB_DEVICES_H */

@@ -1,0 +1,40 @@
+/*
+ * fault.h - fault injection points inside the library (test builds only).
+ *
+ * Owns: the per-engine fault plan, counting launches, and the process-wide
+ * "break the next kernel build" switch. Without HB_FAULT_INJECTION every
+ * function here reports "no fault" and the tests' switches are refused.
+ * Must not: decide how faults are handled; the backend and engine do that.
+ */
+#ifndef HB_FAULT_H
+#define HB_FAULT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hb_testing.h"
+
+typedef struct {
+    pthread_mutex_t lock;
+    hb_fault_kind kind;
+    uint64_t every;
+    uint64_t launches;
+} hb_fault_state;
+
+void hb_fault_init(hb_fault_state *f);
+void hb_fault_destroy(hb_fault_state *f);
+void hb_fault_configure(hb_fault_state *f, const hb_fault_plan *plan);
+
+/* hb_fault_for_launch: counts one launch; the fault to apply to it. */
+hb_fault_kind hb_fault_for_launch(hb_fault_state *f);
+
+/* hb_fault_build_requested: 1 when kernel builds are to fail. */
+int hb_fault_build_requested(void);
+
+/* hb_fault_corrupt: flips a bit of word 0 of the first lane (ONE) or of
+ * every lane (ALL) in a launch's state buffer of ngroups groups (the
+ * kernel's layout: word k of lane i of group g at (g * 5 + k) * 16 + i). */
+void hb_fault_corrupt(hb_fault_kind kind, uint32_t *state_words, size_t ngroups);
+
+#endif /* HB_FAULT_H */

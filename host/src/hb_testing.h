@@ -1,0 +1,44 @@
+/*
+ * hb_testing.h - fault injection, for test builds only.
+ *
+ * Owns: the switches that make a test build misbehave on purpose, so tests
+ * can prove that no wrong digest reaches a caller and that device errors
+ * are reported or survived. Compiled in only with HB_FAULT_INJECTION (the
+ * hashbatch_testing library); the installed library has none of it, and
+ * these functions then return HB_ERR_INVALID_ARGUMENT.
+ */
+#ifndef HB_TESTING_H
+#define HB_TESTING_H
+
+#include "hashbatch.h"
+
+typedef enum {
+    HB_FAULT_NONE = 0,
+    HB_FAULT_CORRUPT_ONE = 1,   /* flip one bit of one lane's result */
+    HB_FAULT_CORRUPT_ALL = 2,   /* flip one bit of every lane's result */
+    HB_FAULT_ENQUEUE_ERROR = 3, /* enqueue the kernel with an invalid work
+                                   size: a real OpenCL error from the
+                                   runtime (CL_INVALID_WORK_GROUP_SIZE or
+                                   similar) */
+    HB_FAULT_BUILD_ERROR = 4    /* at hb_engine_open: build the kernel with
+                                   a broken define, a real build failure */
+} hb_fault_kind;
+
+typedef struct {
+    hb_fault_kind kind;
+    uint64_t every_nth_launch; /* fault launches n, 2n, 3n ... (1-based);
+                                  0 or 1: every launch */
+} hb_fault_plan;
+
+/* hb_testing_set_fault: from now on, e's OpenCL launches misbehave as plan
+ * says (plan NULL or kind NONE: stop). Launches are counted per engine from
+ * this call on. Returns HB_OK, HB_ERR_NULL_ARGUMENT, or
+ * HB_ERR_INVALID_ARGUMENT where fault injection is not compiled in. */
+hb_status hb_testing_set_fault(hb_engine *e, const hb_fault_plan *plan);
+
+/* hb_testing_set_build_fault: on = 1 makes every later hb_engine_open in
+ * this process fail its kernel build (HB_ERR_BUILD_FAILED with the log in
+ * the last error); 0 restores. Returns as hb_testing_set_fault. */
+hb_status hb_testing_set_build_fault(int on);
+
+#endif /* HB_TESTING_H */

@@ -1,0 +1,76 @@
+/*
+ * verify.c - recomputing device results with OpenSSL.
+ *
+ * Owns: full verification (every message, on the CPU pool) and sampled
+ * verification (one random message from each of k equal slices of the
+ * batch, chosen fresh for every batch so that no lane position escapes
+ * checking for long).
+ * Must not: decide what a mismatch means; it only counts them.
+ */
+#include "verify.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend_cpu.h"
+
+uint64_t hb_random_next(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+static size_t sample_size(size_t n, unsigned per_mille)
+{
+    size_t k = (size_t)((double)n * per_mille / 1000.0);
+    return k == 0 ? 1 : (k > n ? n : k);
+}
+
+static size_t *choose_indices(size_t n, hb_verify_mode mode, unsigned per_mille,
+                              uint64_t *rng, size_t *count)
+{
+    *count = mode == HB_VERIFY_FULL ? n : sample_size(n, per_mille);
+    size_t *which = malloc(*count * sizeof *which);
+    if (which == NULL)
+        return NULL;
+    for (size_t k = 0; k < *count; k++) {
+        if (mode == HB_VERIFY_FULL) {
+            which[k] = k;
+            continue;
+        }
+        /* one index drawn from each of `count` equal slices: distinct, and
+         * spread over the whole batch */
+        size_t start = k * n / *count, end = (k + 1) * n / *count;
+        which[k] = start + (size_t)(hb_random_next(rng) % (end - start));
+    }
+    return which;
+}
+
+hb_status hb_verify_batch(hb_pool *pool, const hb_msg *m, size_t n, const hb_digest *got,
+                          hb_verify_mode mode, unsigned per_mille, uint64_t *rng,
+                          hb_verify_result *result)
+{
+    *result = (hb_verify_result){0, 0};
+    if (mode == HB_VERIFY_OFF || n == 0)
+        return HB_OK;
+    size_t count;
+    size_t *which = choose_indices(n, mode, per_mille, rng, &count);
+    hb_digest *expected = malloc(n * sizeof *expected);
+    if (which == NULL || expected == NULL) {
+        free(which);
+        free(expected);
+        return HB_ERR_NO_MEMORY;
+    }
+    hb_cpu_hash(pool, m, count, which, expected);
+    for (size_t k = 0; k < count; k++)
+        if (memcmp(expected[which[k]], got[which[k]], sizeof(hb_digest)) != 0)
+            result->mismatches++;
+    result->checked = count;
+    free(which);
+    free(expected);
+    return HB_OK;
+}
