@@ -1,0 +1,116 @@
+/*
+ * cli.h - internal declarations shared by the modules of the `hashbatch`
+ * command (host/cli). Not installed, not part of the library API.
+ *
+ * Owns: the exit-status convention and the small interfaces between the
+ * CLI modules. Must not: declare anything the library should provide
+ * (everything about hashing comes from hashbatch.h).
+ */
+#ifndef HB_CLI_H
+#define HB_CLI_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "hashbatch.h"
+
+/* Exit statuses, as coreutils uses them. */
+enum {
+    CLI_EXIT_OK = 0,      /* everything worked */
+    CLI_EXIT_FAILURE = 1, /* some input could not be read, or a run error */
+    CLI_EXIT_USAGE = 2    /* bad command line */
+};
+
+#define CLI_PROGRAM "hashbatch"
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define CLI_PRINTF(f, a)
+#endif
+
+/* ---- subcommands (cmd_*.c): argv[0] is the subcommand's name -------- */
+
+int cmd_devices(int argc, char **argv);
+int cmd_sum(int argc, char **argv);
+
+/* ---- diag.c: messages on stderr --------------------------------------- */
+
+/* "hashbatch: MESSAGE\n" on stderr (stdout flushed first). */
+void cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
+
+/* "hashbatch: NAME: strerror(errnum)\n", NAME quoted as coreutils does. */
+void cli_error_path(const char *name, int errnum);
+
+/* "hashbatch CMD: MESSAGE\nTry 'hashbatch CMD --help' ...\n"; returns
+ * CLI_EXIT_USAGE so callers can `return cli_usage_error(...)`. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* Flushes stdout; on a write error reports it and returns
+ * CLI_EXIT_FAILURE, else returns rc unchanged. */
+int cli_finish_stdout(int rc);
+
+/* ---- quote.c: names in messages ---------------------------------------- */
+
+/* Writes name to f, shell-quoted only when needed (coreutils' quotef). */
+void cli_quote_name(FILE *f, const char *name);
+
+/* ---- json.c: JSON output ---------------------------------------------- */
+
+/* Writes s (at most maxlen bytes, stops at NUL) as a JSON string literal,
+ * quotes included; invalid UTF-8 becomes U+FFFD. */
+void json_put_string(FILE *f, const char *s, size_t maxlen);
+
+/* ---- options.c: engine options shared by subcommands ------------------ */
+
+/* getopt_long values of the shared engine options. */
+enum {
+    CLI_OPT_BACKEND = 0x100,
+    CLI_OPT_DEVICE,
+    CLI_OPT_VERIFY,
+    CLI_OPT_HELP,
+    CLI_OPT_FIRST_LOCAL /* subcommands number their own options from here */
+};
+
+/* clang-format off */
+#define CLI_ENGINE_LONG_OPTIONS                              \
+    {"backend", required_argument, NULL, CLI_OPT_BACKEND},   \
+    {"device", required_argument, NULL, CLI_OPT_DEVICE},     \
+    {"verify", required_argument, NULL, CLI_OPT_VERIFY}
+/* clang-format on */
+
+#define CLI_ENGINE_OPTIONS_HELP                                                                    \
+    "  --backend B   auto (default: a GPU, else pocl, else cpu), opencl or cpu\n"                  \
+    "  --device D    OpenCL devices: all, gpu, cpu, P:D (as `hashbatch devices`\n"                 \
+    "                lists them) or a name substring\n"                                            \
+    "  --verify V    check device digests with OpenSSL: off, sample (default)\n"                   \
+    "                or full\n"
+
+#define CLI_ENGINE_ENV_HELP                                                                        \
+    "Environment: HASHBATCH_BACKEND, HASHBATCH_DEVICE and HASHBATCH_VERIFY\n"                      \
+    "give defaults for --backend, --device and --verify; options win.\n"
+
+typedef struct {
+    const char *backend; /* option text, NULL when not given */
+    const char *device;
+    const char *verify;
+} cli_engine_opts;
+
+/* Records option c (one of CLI_OPT_BACKEND/DEVICE/VERIFY) with its value.
+ * Returns 1 when c was one of them, 0 otherwise. */
+int cli_engine_opts_take(cli_engine_opts *o, int c, const char *value);
+
+/* Builds *cfg from defaults, the environment and the options (options
+ * win). On a bad value reports a usage error and returns CLI_EXIT_USAGE;
+ * else CLI_EXIT_OK. */
+int cli_engine_config(const cli_engine_opts *o, const char *cmd, hb_config *cfg);
+
+/* Opens the engine for cfg. On failure reports the status and the
+ * library's detail and returns CLI_EXIT_FAILURE; else CLI_EXIT_OK. */
+int cli_engine_open(const hb_config *cfg, hb_engine **out);
+
+/* Reports a getopt_long failure (c is '?' or ':'), argv and optind as
+ * getopt left them; returns CLI_EXIT_USAGE. */
+int cli_getopt_error(const char *cmd, int c, char **argv);
+
+#endif /* HB_CLI_H */

@@ -1,0 +1,106 @@
+/*
+ * options.c - the engine options every subcommand shares (--backend,
+ * --device, --verify), their environment defaults, opening the engine,
+ * and the wording of getopt failures.
+ *
+ * Owns: turning option text into an hb_config with the library's own
+ * parsers (hb_backend_parse, hb_verify_parse), and the precedence
+ * option > environment > default. Must not: hash, or parse a
+ * subcommand's own options.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cli_engine_opts_take(cli_engine_opts *o, int c, const char *value)
+{
+    switch (c) {
+    case CLI_OPT_BACKEND:
+        o->backend = value;
+        return 1;
+    case CLI_OPT_DEVICE:
+        o->device = value;
+        return 1;
+    case CLI_OPT_VERIFY:
+        o->verify = value;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* pick: the option's value, else the environment's (unset or empty: none);
+ * *from tells which, for messages. */
+static const char *pick(const char *option, const char *env_name, const char **from)
+{
+    if (option != NULL) {
+        *from = NULL;
+        return option;
+    }
+    const char *env = getenv(env_name);
+    *from = env_name;
+    return (env != NULL && env[0] != '\0') ? env : NULL;
+}
+
+/* bad_value: reports an invalid value of option opt (or of env var). */
+static int bad_value(const char *cmd, const char *opt, const char *from, const char *value,
+                     const char *valid)
+{
+    if (from != NULL)
+        return cli_usage_error(cmd, "invalid %s value '%s' (valid: %s)", from, value, valid);
+    return cli_usage_error(cmd, "invalid argument '%s' for '--%s' (valid: %s)", value, opt, valid);
+}
+
+int cli_engine_config(const cli_engine_opts *o, const char *cmd, hb_config *cfg)
+{
+    const char *from;
+    const char *text;
+
+    hb_config_init(cfg);
+    /* The environment is read here, so that options can override it. */
+    cfg->use_environment = 0;
+
+    text = pick(o->backend, "HASHBATCH_BACKEND", &from);
+    if (text != NULL && hb_backend_parse(text, &cfg->backend) != HB_OK)
+        return bad_value(cmd, "backend", from, text, "auto, opencl, cpu");
+
+    text = pick(o->verify, "HASHBATCH_VERIFY", &from);
+    if (text != NULL && hb_verify_parse(text, &cfg->verify) != HB_OK)
+        return bad_value(cmd, "verify", from, text, "off, sample, full");
+
+    text = pick(o->device, "HASHBATCH_DEVICE", &from);
+    if (o->device != NULL && o->device[0] == '\0')
+        return cli_usage_error(cmd, "empty argument for '--device'");
+    cfg->device = text;
+    return CLI_EXIT_OK;
+}
+
+int cli_engine_open(const hb_config *cfg, hb_engine **out)
+{
+    hb_status st = hb_engine_open(out, cfg);
+    if (st == HB_OK)
+        return CLI_EXIT_OK;
+    const char *detail = hb_engine_last_error(NULL);
+    cli_error("cannot start the %s backend%s%s: %s%s%s", hb_backend_name(cfg->backend),
+              cfg->device ? " with device " : "", cfg->device ? cfg->device : "", hb_status_str(st),
+              detail[0] ? ": " : "", detail);
+    *out = NULL;
+    return CLI_EXIT_FAILURE;
+}
+
+int cli_getopt_error(const char *cmd, int c, char **argv)
+{
+    const char *arg = optind > 0 ? argv[optind - 1] : "";
+    if (c == ':') {
+        if (optopt > 0 && optopt < 0x100)
+            return cli_usage_error(cmd, "option requires an argument -- '%c'", optopt);
+        return cli_usage_error(cmd, "option '%s' requires an argument", arg);
+    }
+    if (optopt > 0 && optopt < 0x100)
+        return cli_usage_error(cmd, "invalid option -- '%c'", optopt);
+    if (optopt >= 0x100) /* a long option given an argument it takes none of */
+        return cli_usage_error(cmd, "option '%s' doesn't allow an argument", arg);
+    return cli_usage_error(cmd, "unrecognized option '%s'", arg);
+}
