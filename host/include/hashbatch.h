@@ -79,6 +79,7 @@ const char *hb_status_name(hb_status s);
 /* ---- types ---------------------------------------------------------- */
 
 typedef struct hb_engine hb_engine; /* opaque; one per hashing service */
+typedef struct hb_job hb_job;       /* opaque; one submitted batch */
 
 /* One message: len bytes at data. data may be NULL only when len is 0. */
 typedef struct {
@@ -114,6 +115,9 @@ typedef struct {
     unsigned cpu_threads;    /* CPU pool threads; 0: one per online core */
     size_t staging_bytes;    /* bytes of message data per device launch;
                                 0: default (16 MiB) */
+    unsigned ring_depth;     /* launches in flight per OpenCL device, each
+                                with its own staging buffers; 0: default
+                                (3) */
     unsigned sample_per_mille; /* with HB_VERIFY_SAMPLE: messages checked
                                   per thousand, at least one per batch;
                                   0: default (16) */
@@ -125,6 +129,15 @@ typedef struct {
                                 override the fields above */
     uint64_t seed;           /* seed for verification sampling; 0: random */
 } hb_config;
+
+/* Which compute an engine uses, from backend and device:
+ *  - backend cpu: the OpenSSL pool only.
+ *  - backend opencl: the OpenCL devices the spec selects; the pool only
+ *    verifies and takes over work a faulty device drops.
+ *  - backend auto: as opencl with the default device, or with device
+ *    "all" every OpenCL device AND the pool side by side; the pool alone
+ *    when no OpenCL device can be used (hb_engine_describe says why).
+ */
 
 /* hb_config_init: fills *cfg with the defaults (auto backend, default
  * device, sampled verification, one CPU thread per core, fallback on,
@@ -159,22 +172,66 @@ const char *hb_verify_name(hb_verify_mode mode);
  * time a device sees it; pocl caches the result). Thread-safe. */
 hb_status hb_engine_open(hb_engine **out, const hb_config *cfg);
 
-/* hb_engine_close: releases the engine and everything it holds. NULL is
- * fine. Must not race with other calls on the same engine. */
+/* hb_engine_close: stops the engine and releases everything it holds.
+ * Batches already on a device are finished; jobs still waiting finish
+ * with HB_ERR_CLOSED (their waiters wake). Job handles stay valid until
+ * hb_job_free. Never hangs on a healthy device. NULL is fine. No other
+ * call on e may run during or after it (waiting on its jobs is fine). */
 void hb_engine_close(hb_engine *e);
 
-/* hb_sha1_batch: out[i] = SHA-1(m[i]) for i in [0, n), in input order.
- * n may be 0 (m and out may then be NULL). Messages may be of any length,
- * up to many GiB; memory used stays bounded by the staging size.
- * Blocks until every digest is written. The caller keeps ownership of m,
- * the message bytes and out, which must not change during the call.
+/* hb_sha1_batch: out[i] = SHA-1(m[i]) for i in [0, n), in input order;
+ * hb_submit followed by hb_job_wait. n may be 0 (m and out may then be
+ * NULL). Messages may be of any length, up to many GiB; memory used stays
+ * bounded by the staging size. Blocks until every digest is written. The
+ * caller keeps ownership of m, the message bytes and out, which must not
+ * change during the call.
  * Returns HB_OK; HB_ERR_NULL_ARGUMENT (e, m or out NULL with n > 0, or a
  * message with NULL data and len > 0: the last error names its index);
  * HB_ERR_DEVICE (an OpenCL error, only with cpu_fallback 0);
- * HB_ERR_NO_MEMORY. On failure out's contents are unspecified.
- * Thread-safe: several threads may hash on one engine at once. */
+ * HB_ERR_CLOSED (the engine was closed meanwhile); HB_ERR_NO_MEMORY.
+ * On failure out's contents are unspecified.
+ * Thread-safe: many threads may hash on one engine at once, and their
+ * small batches are coalesced into shared device launches. */
 hb_status hb_sha1_batch(hb_engine *e, const hb_msg *m, size_t n,
                         hb_digest *out);
+
+/* ---- jobs: asynchronous batches -------------------------------------- */
+
+/* hb_submit: queues out[i] = SHA-1(m[i]) for i in [0, n) and returns at
+ * once with *job, which the caller owns and must free (hb_job_free).
+ * m, the message bytes and out must stay valid and unchanged until the job
+ * is finished: hb_job_wait returned something other than HB_ERR_TIMEOUT,
+ * or hb_job_cancel returned. n may be 0 (the job is finished at once).
+ * Returns HB_OK; HB_ERR_NULL_ARGUMENT (as hb_sha1_batch, or job NULL);
+ * HB_ERR_CLOSED; HB_ERR_NO_MEMORY. Thread-safe. */
+hb_status hb_submit(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out,
+                    hb_job **job);
+
+/* hb_job_wait: waits up to timeout_ns nanoseconds (< 0: forever; 0: just
+ * look) for j to finish. Returns HB_ERR_TIMEOUT if it has not, else the
+ * job's outcome: HB_OK (every digest written), HB_ERR_CANCELLED,
+ * HB_ERR_CLOSED (the engine closed first), HB_ERR_DEVICE (only with
+ * cpu_fallback 0), HB_ERR_NULL_ARGUMENT (j NULL). Any number of threads
+ * may wait on one job. Does not need the engine (it may be closed). */
+hb_status hb_job_wait(hb_job *j, int64_t timeout_ns);
+
+/* hb_job_cancel: stops j: messages not yet started are dropped, those on
+ * a device are finished or abandoned; blocks until the engine no longer
+ * touches j's messages or output (at most one device launch). Afterwards
+ * hb_job_wait returns HB_ERR_CANCELLED, or HB_OK if j had already
+ * finished. Returns HB_OK, or HB_ERR_NULL_ARGUMENT. Thread-safe. */
+hb_status hb_job_cancel(hb_job *j);
+
+/* hb_job_fd: a file descriptor that becomes readable (POLLIN) when j
+ * finishes, for event loops; it stays readable. Owned by j: do not close
+ * it; it is closed by hb_job_free. Returns HB_OK, HB_ERR_NULL_ARGUMENT or
+ * HB_ERR_IO (no descriptor could be made). Thread-safe. */
+hb_status hb_job_fd(hb_job *j, int *fd);
+
+/* hb_job_free: cancels j if it has not finished (as hb_job_cancel) and
+ * releases it. NULL is fine. j must not be used afterwards, and no other
+ * thread may still be waiting on it. */
+void hb_job_free(hb_job *j);
 
 /* hb_engine_last_error: detail about the most recent failure on e (any
  * thread), or, with e NULL, the calling thread's most recent failure that
@@ -190,18 +247,40 @@ const char *hb_engine_describe(const hb_engine *e);
 /* hb_engine_backend: the backend the engine actually uses (never AUTO). */
 hb_backend_kind hb_engine_backend(const hb_engine *e);
 
+#define HB_STATS_MAX_DEVICES 8
+
+/* What one worker of the engine did: an OpenCL device, or the CPU pool. */
+typedef struct {
+    char name[96];             /* "opencl 0:0 pthread-...", "cpu pool" */
+    int is_cpu;
+    uint64_t messages;         /* messages it hashed */
+    uint64_t bytes;            /* message bytes it hashed */
+    uint64_t batches;          /* batches it took from the queue */
+    uint64_t launches;         /* kernel launches (devices) */
+    uint64_t busy_ns;          /* time spent working on batches */
+    uint64_t errors;           /* OpenCL errors */
+    int quarantined;           /* 1 once the device is no longer used */
+} hb_device_stats;
+
 typedef struct {
     uint64_t messages;         /* messages completed */
     uint64_t bytes;            /* message bytes completed */
-    uint64_t batches;          /* hb_sha1_batch calls completed */
-    uint64_t device_launches;  /* kernel launches */
+    uint64_t batches;          /* batches (device or pool) completed */
+    uint64_t jobs_submitted;
+    uint64_t jobs_completed;   /* finished with HB_OK */
+    uint64_t jobs_cancelled;   /* finished by cancel or close */
+    uint64_t device_launches;  /* kernel launches, all devices */
     uint64_t device_bytes;     /* message bytes hashed on OpenCL devices */
     uint64_t cpu_bytes;        /* message bytes hashed by the CPU pool */
     uint64_t verified;         /* messages recomputed by verification */
     uint64_t verify_mismatches;/* verification mismatches detected */
-    uint64_t fallbacks;        /* batches moved to the CPU after a fault */
+    uint64_t fallbacks;        /* device batches redone on the CPU */
     uint64_t device_errors;    /* OpenCL errors seen */
-    int quarantined;           /* 1 once the device is no longer used */
+    uint64_t queue_messages;   /* messages waiting, now */
+    uint64_t queue_jobs;       /* jobs waiting, now */
+    int quarantined;           /* devices quarantined */
+    unsigned ndevices;         /* entries used in device[] */
+    hb_device_stats device[HB_STATS_MAX_DEVICES];
 } hb_stats;
 
 /* hb_engine_stats: a snapshot of e's counters. Thread-safe.

@@ -1,18 +1,16 @@
 /*
- * backend_cpu.h - SHA-1 of a batch on the CPU pool, with OpenSSL.
+ * backend_cpu.h - SHA-1 of a list of messages on the calling thread.
  *
- * Owns: splitting a batch into tasks for the pool.
- * Must not: verify (OpenSSL is the reference itself) or touch devices.
+ * Owns: the loop over OpenSSL for the CPU workers and the verifier.
+ * Must not: start threads (the engine's CPU workers are the pool).
  */
 #ifndef HB_BACKEND_CPU_H
 #define HB_BACKEND_CPU_H
 
 #include "hashbatch.h"
-#include "thread_pool.h"
 
-/* hb_cpu_hash: out[i] = SHA-1(m[i]) for the messages whose indices are
- * listed in `which` (NULL: all of [0, n)), on the pool. */
-void hb_cpu_hash(hb_pool *pool, const hb_msg *m, size_t n, const size_t *which,
-                 hb_digest *out);
+/* hb_cpu_hash: out[i] = SHA-1(m[i]) for each i listed in `which` (count
+ * entries), or for every i in [0, count) when which is NULL. */
+void hb_cpu_hash(const hb_msg *m, const size_t *which, size_t count, hb_digest *out);
 
 #endif /* HB_BACKEND_CPU_H */

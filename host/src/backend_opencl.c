@@ -1,12 +1,13 @@
 /*
- * backend_opencl.c - hashing batches on one OpenCL device.
+ * backend_opencl.c - hashing on one OpenCL device, launches in flight.
  *
- * Owns: the device's OpenCL objects and the launch loop. For each launch
- * of a plan (plan.c) it maps the staging buffers (zero copy where the
- * device shares host memory, as pocl does), packs the lanes straight into
- * them (pack.c), runs kernels/sha1.cl and reads each lane's state back.
- * Between launches a message's state lives in its own output slot, as five
- * host-order words, and becomes digest bytes once the batch is done.
+ * Owns: the device's OpenCL objects and its ring of staging slots. Three
+ * in-order queues keep the stages apart: `write` maps and fills a slot's
+ * buffers (zero copy where the device shares host memory, as pocl does),
+ * `exec` runs kernels/sha1.cl once the slot is unmapped, and `read` maps
+ * the lane states back once the kernel is done. So while one launch
+ * computes, the next is packed and the one before is read back. Only the
+ * device's worker thread calls in here; nothing waits in a callback.
  * CPU devices run 16 lanes per work-item in uint16 vectors; other devices
  * run one lane per work-item over the same layout.
  * Must not: verify, retry or fall back (the engine does), or print.
@@ -19,7 +20,6 @@
 
 #include "cl_errors.h"
 #include "pack.h"
-#include "plan.h"
 
 extern const char hb_kernel_sha1_source[];
 extern const size_t hb_kernel_sha1_source_size;
@@ -27,16 +27,32 @@ extern const size_t hb_kernel_sha1_source_size;
 #define KERNEL_NAME "hb_sha1_blocks"
 #define CPU_LOCAL_SIZE 8u
 #define GPU_LOCAL_SIZE 64u
+#define MAX_RING 8u
+
+typedef struct {
+    cl_mem blocks; /* staging_bytes of packed block words */
+    cl_mem state;  /* 5 words per lane */
+    cl_mem counts; /* 1 word per lane: blocks it runs */
+    /* while in flight: */
+    cl_event read_done;
+    uint32_t *read_map;
+    const hb_plan *plan;
+    size_t launch;
+    hb_digest *states;
+    hb_fault_kind fault;
+    void *tag;
+} cl_slot;
 
 struct hb_opencl {
     hb_cl_device device;
     cl_context context;
-    cl_command_queue queue;
+    cl_command_queue write_queue, exec_queue, read_queue;
     cl_program program;
     cl_kernel kernel;
-    cl_mem blocks; /* staging_bytes of packed block words */
-    cl_mem state;  /* 5 words per lane */
-    cl_mem counts; /* 1 word per lane: blocks it runs */
+    cl_slot slots[MAX_RING];
+    unsigned ring;
+    unsigned oldest;    /* slot of the oldest launch in flight */
+    unsigned in_flight; /* launches in flight: slots oldest.. */
     size_t staging_bytes;
     size_t lanes_max;
     unsigned lanes_per_item; /* 16 (CPU) or 1 */
@@ -60,24 +76,28 @@ static hb_status cl_failure(hb_error_slot *err, const hb_opencl *cl, const char 
             return cl_failure(err, cl, (call_text), (code));       \
     } while (0)
 
-static hb_status create_context(hb_opencl *cl, hb_error_slot *err)
+/* ---- opening and closing ------------------------------------------------ */
+
+static hb_status create_queues(hb_opencl *cl, hb_error_slot *err)
 {
     cl_int rc;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
                                      (cl_context_properties)cl->device.platform, 0};
     cl->context = clCreateContext(props, 1, &cl->device.device, NULL, NULL, &rc);
     CL_CHECK("clCreateContext", rc);
-    cl->queue = clCreateCommandQueue(cl->context, cl->device.device, 0, &rc);
-    CL_CHECK("clCreateCommandQueue", rc);
+    cl_command_queue *queues[] = {&cl->write_queue, &cl->exec_queue, &cl->read_queue};
+    for (size_t i = 0; i < 3; i++) {
+        *queues[i] = clCreateCommandQueue(cl->context, cl->device.device, 0, &rc);
+        CL_CHECK("clCreateCommandQueue", rc);
+    }
     return HB_OK;
 }
 
 static hb_status build_failure(hb_opencl *cl, cl_int rc, hb_error_slot *err)
 {
     char log[HB_ERROR_TEXT_MAX - 256] = "";
-    size_t size = 0;
     clGetProgramBuildInfo(cl->program, cl->device.device, CL_PROGRAM_BUILD_LOG,
-                          sizeof log - 1, log, &size);
+                          sizeof log - 1, log, NULL);
     log[sizeof log - 1] = '\0';
     return hb_error_set(err, HB_ERR_BUILD_FAILED,
                         "building kernels/sha1.cl for %s failed: %s (%d); build log:\n%s",
@@ -102,17 +122,29 @@ static hb_status build_program(hb_opencl *cl, hb_error_slot *err)
     return HB_OK;
 }
 
-static hb_status create_buffers(hb_opencl *cl, hb_error_slot *err)
+static hb_status create_slot(hb_opencl *cl, cl_slot *slot, hb_error_slot *err)
 {
     cl_int rc;
     cl_mem_flags flags = CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR;
-    cl->lanes_max = hb_plan_lanes_max(cl->staging_bytes);
-    cl->blocks = clCreateBuffer(cl->context, flags, cl->staging_bytes, NULL, &rc);
+    slot->blocks = clCreateBuffer(cl->context, flags, cl->staging_bytes, NULL, &rc);
     CL_CHECK("clCreateBuffer(blocks)", rc);
-    cl->state = clCreateBuffer(cl->context, flags, cl->lanes_max * 5 * sizeof(uint32_t), NULL, &rc);
+    slot->state =
+        clCreateBuffer(cl->context, flags, cl->lanes_max * 5 * sizeof(uint32_t), NULL, &rc);
     CL_CHECK("clCreateBuffer(state)", rc);
-    cl->counts = clCreateBuffer(cl->context, flags, cl->lanes_max * sizeof(uint32_t), NULL, &rc);
+    slot->counts =
+        clCreateBuffer(cl->context, flags, cl->lanes_max * sizeof(uint32_t), NULL, &rc);
     CL_CHECK("clCreateBuffer(counts)", rc);
+    return HB_OK;
+}
+
+static hb_status create_slots(hb_opencl *cl, hb_error_slot *err)
+{
+    cl->lanes_max = hb_plan_lanes_max(cl->staging_bytes);
+    for (unsigned i = 0; i < cl->ring; i++) {
+        hb_status st = create_slot(cl, &cl->slots[i], err);
+        if (st != HB_OK)
+            return st;
+    }
     return HB_OK;
 }
 
@@ -122,10 +154,10 @@ static void choose_shape(hb_opencl *cl)
     cl->lanes_per_item = cpu ? 16u : 1u;
     cl->local_size = cpu ? CPU_LOCAL_SIZE : GPU_LOCAL_SIZE;
     snprintf(cl->description, sizeof cl->description,
-             "%s: %s [%u:%u], %u lane%s per work-item", cl->device.info.platform_name,
-             cl->device.info.name, cl->device.info.platform_index,
-             cl->device.info.device_index, cl->lanes_per_item,
-             cl->lanes_per_item == 1 ? "" : "s");
+             "%s: %s [%u:%u], %u lane%s per work-item, %u launches in flight",
+             cl->device.info.platform_name, cl->device.info.name,
+             cl->device.info.platform_index, cl->device.info.device_index,
+             cl->lanes_per_item, cl->lanes_per_item == 1 ? "" : "s", cl->ring);
 }
 
 static void fit_local_size(hb_opencl *cl)
@@ -137,8 +169,16 @@ static void fit_local_size(hb_opencl *cl)
         cl->local_size = most;
 }
 
+static hb_status warm_up(hb_opencl *cl, hb_error_slot *err)
+{
+    hb_digest digest;
+    hb_msg empty = {"", 0};
+    uint64_t launches = 0;
+    return hb_opencl_hash(cl, &empty, 1, &digest, NULL, &launches, err);
+}
+
 hb_status hb_opencl_open(hb_opencl **out, const hb_cl_device *device, size_t staging_bytes,
-                         hb_error_slot *err)
+                         unsigned ring, hb_error_slot *err)
 {
     *out = NULL;
     hb_opencl *cl = calloc(1, sizeof *cl);
@@ -146,18 +186,16 @@ hb_status hb_opencl_open(hb_opencl **out, const hb_cl_device *device, size_t sta
         return hb_error_set(err, HB_ERR_NO_MEMORY, "out of memory opening an OpenCL device");
     cl->device = *device;
     cl->staging_bytes = staging_bytes;
+    cl->ring = ring < 1 ? 1 : (ring > MAX_RING ? MAX_RING : ring);
     choose_shape(cl);
-    hb_status st = create_context(cl, err);
+    hb_status st = create_queues(cl, err);
     if (st == HB_OK)
         st = build_program(cl, err);
     if (st == HB_OK)
-        st = create_buffers(cl, err);
+        st = create_slots(cl, err);
     if (st == HB_OK) {
         fit_local_size(cl);
-        hb_digest warm;
-        hb_msg empty = {"", 0};
-        uint64_t launches = 0;
-        st = hb_opencl_hash(cl, &empty, 1, &warm, NULL, &launches, err);
+        st = warm_up(cl, err);
     }
     if (st != HB_OK) {
         hb_opencl_close(cl);
@@ -167,24 +205,31 @@ hb_status hb_opencl_open(hb_opencl **out, const hb_cl_device *device, size_t sta
     return HB_OK;
 }
 
+static void release_slot(cl_slot *slot)
+{
+    if (slot->counts)
+        clReleaseMemObject(slot->counts);
+    if (slot->state)
+        clReleaseMemObject(slot->state);
+    if (slot->blocks)
+        clReleaseMemObject(slot->blocks);
+}
+
 void hb_opencl_close(hb_opencl *cl)
 {
     if (cl == NULL)
         return;
-    if (cl->queue)
-        clFinish(cl->queue);
-    if (cl->counts)
-        clReleaseMemObject(cl->counts);
-    if (cl->state)
-        clReleaseMemObject(cl->state);
-    if (cl->blocks)
-        clReleaseMemObject(cl->blocks);
+    hb_opencl_reset(cl);
+    for (unsigned i = 0; i < cl->ring; i++)
+        release_slot(&cl->slots[i]);
     if (cl->kernel)
         clReleaseKernel(cl->kernel);
     if (cl->program)
         clReleaseProgram(cl->program);
-    if (cl->queue)
-        clReleaseCommandQueue(cl->queue);
+    cl_command_queue queues[] = {cl->write_queue, cl->exec_queue, cl->read_queue};
+    for (size_t i = 0; i < 3; i++)
+        if (queues[i])
+            clReleaseCommandQueue(queues[i]);
     if (cl->context)
         clReleaseContext(cl->context);
     free(cl);
@@ -195,7 +240,27 @@ const char *hb_opencl_describe(const hb_opencl *cl)
     return cl->description;
 }
 
-/* ---- one launch ------------------------------------------------------- */
+const hb_device_info *hb_opencl_info(const hb_opencl *cl)
+{
+    return &cl->device.info;
+}
+
+size_t hb_opencl_staging_bytes(const hb_opencl *cl)
+{
+    return cl->staging_bytes;
+}
+
+unsigned hb_opencl_free_slots(const hb_opencl *cl)
+{
+    return cl->ring - cl->in_flight;
+}
+
+unsigned hb_opencl_in_flight(const hb_opencl *cl)
+{
+    return cl->in_flight;
+}
+
+/* ---- one launch: stage, run, read back --------------------------------- */
 
 typedef struct {
     const hb_launch *launch;
@@ -203,7 +268,14 @@ typedef struct {
     size_t ngroups;
 } launch_view;
 
-static void pack_lanes(const launch_view *v, const hb_msg *m, hb_digest *out,
+static launch_view view_of(const hb_plan *plan, size_t index)
+{
+    const hb_launch *launch = &plan->launches[index];
+    return (launch_view){launch, plan->steps + launch->first_step,
+                         (launch->nsteps + HB_LANES - 1) / HB_LANES};
+}
+
+static void pack_lanes(const launch_view *v, const hb_msg *m, const hb_digest *states,
                        uint32_t *blocks, uint32_t *state, uint32_t *counts)
 {
     size_t group_words = (size_t)v->launch->stride * HB_GROUP_BLOCK_WORDS;
@@ -220,101 +292,169 @@ static void pack_lanes(const launch_view *v, const hb_msg *m, hb_digest *out,
             if (s->first_block == 0)
                 hb_state_initial(lane_state);
             else
-                memcpy(lane_state, out[s->msg], sizeof lane_state);
+                memcpy(lane_state, states[s->msg], sizeof lane_state);
         }
         hb_state_store_lane(state + g * HB_GROUP_STATE_WORDS, lane, lane_state);
     }
 }
 
-static hb_status map_for_writing(hb_opencl *cl, cl_mem buffer, size_t bytes, void **ptr,
-                                 hb_error_slot *err)
+typedef struct {
+    cl_mem buffer;
+    size_t bytes;
+    void *ptr;
+} mapping;
+
+static hb_status stage_slot(hb_opencl *cl, cl_slot *slot, const launch_view *v,
+                            const hb_msg *m, const hb_digest *states, cl_event unmapped[3],
+                            hb_error_slot *err)
 {
-    cl_int rc;
-    *ptr = clEnqueueMapBuffer(cl->queue, buffer, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0,
-                              bytes, 0, NULL, NULL, &rc);
-    CL_CHECK("clEnqueueMapBuffer", rc);
+    size_t lanes = v->ngroups * HB_LANES;
+    mapping maps[3] = {
+        {slot->blocks, lanes * (size_t)v->launch->stride * HB_BLOCK_BYTES, NULL},
+        {slot->state, lanes * 5 * sizeof(uint32_t), NULL},
+        {slot->counts, lanes * sizeof(uint32_t), NULL},
+    };
+    cl_int rc = CL_SUCCESS;
+    for (size_t i = 0; i < 3 && rc == CL_SUCCESS; i++)
+        maps[i].ptr = clEnqueueMapBuffer(cl->write_queue, maps[i].buffer, CL_TRUE,
+                                         CL_MAP_WRITE_INVALIDATE_REGION, 0, maps[i].bytes, 0,
+                                         NULL, NULL, &rc);
+    if (rc == CL_SUCCESS)
+        pack_lanes(v, m, states, maps[0].ptr, maps[1].ptr, maps[2].ptr);
+    for (size_t i = 0; i < 3; i++) {
+        unmapped[i] = NULL;
+        if (maps[i].ptr != NULL)
+            clEnqueueUnmapMemObject(cl->write_queue, maps[i].buffer, maps[i].ptr, 0, NULL,
+                                    &unmapped[i]);
+    }
+    clFlush(cl->write_queue);
+    CL_CHECK("clEnqueueMapBuffer(staging)", rc);
     return HB_OK;
 }
 
-static hb_status stage_launch(hb_opencl *cl, const launch_view *v, const hb_msg *m,
-                              hb_digest *out, hb_error_slot *err)
+static void release_events(cl_event *events, size_t n)
 {
-    size_t lanes = v->ngroups * HB_LANES;
-    void *blocks = NULL, *state = NULL, *counts = NULL;
-    hb_status st = map_for_writing(
-        cl, cl->blocks, lanes * (size_t)v->launch->stride * HB_BLOCK_BYTES, &blocks, err);
-    if (st == HB_OK)
-        st = map_for_writing(cl, cl->state, lanes * 5 * sizeof(uint32_t), &state, err);
-    if (st == HB_OK)
-        st = map_for_writing(cl, cl->counts, lanes * sizeof(uint32_t), &counts, err);
-    if (st == HB_OK)
-        pack_lanes(v, m, out, blocks, state, counts);
-    if (counts)
-        clEnqueueUnmapMemObject(cl->queue, cl->counts, counts, 0, NULL, NULL);
-    if (state)
-        clEnqueueUnmapMemObject(cl->queue, cl->state, state, 0, NULL, NULL);
-    if (blocks)
-        clEnqueueUnmapMemObject(cl->queue, cl->blocks, blocks, 0, NULL, NULL);
-    return st;
+    for (size_t i = 0; i < n; i++)
+        if (events[i] != NULL)
+            clReleaseEvent(events[i]);
 }
 
-static hb_status enqueue_kernel(hb_opencl *cl, const launch_view *v, hb_fault_kind fault,
-                                hb_error_slot *err)
+static hb_status run_kernel(hb_opencl *cl, cl_slot *slot, const launch_view *v,
+                            cl_event unmapped[3], cl_event *kernel_done, hb_error_slot *err)
 {
     cl_uint stride = v->launch->stride, ngroups = (cl_uint)v->ngroups;
-    cl_int rc = clSetKernelArg(cl->kernel, 0, sizeof(cl_mem), &cl->blocks);
-    rc |= clSetKernelArg(cl->kernel, 1, sizeof(cl_mem), &cl->state);
-    rc |= clSetKernelArg(cl->kernel, 2, sizeof(cl_mem), &cl->counts);
+    cl_int rc = clSetKernelArg(cl->kernel, 0, sizeof(cl_mem), &slot->blocks);
+    rc |= clSetKernelArg(cl->kernel, 1, sizeof(cl_mem), &slot->state);
+    rc |= clSetKernelArg(cl->kernel, 2, sizeof(cl_mem), &slot->counts);
     rc |= clSetKernelArg(cl->kernel, 3, sizeof stride, &stride);
     rc |= clSetKernelArg(cl->kernel, 4, sizeof ngroups, &ngroups);
     CL_CHECK("clSetKernelArg", rc);
     size_t items = v->ngroups * (HB_LANES / cl->lanes_per_item);
     size_t local = cl->local_size;
     size_t global = (items + local - 1) / local * local;
-    if (fault == HB_FAULT_ENQUEUE_ERROR)
+    if (slot->fault == HB_FAULT_ENQUEUE_ERROR || slot->fault == HB_FAULT_DEVICE_LOST)
         local = global + 1; /* a work-group larger than the launch: invalid */
-    rc = clEnqueueNDRangeKernel(cl->queue, cl->kernel, 1, NULL, &global, &local, 0, NULL, NULL);
+    rc = clEnqueueNDRangeKernel(cl->exec_queue, cl->kernel, 1, NULL, &global, &local, 3,
+                                unmapped, kernel_done);
     CL_CHECK("clEnqueueNDRangeKernel", rc);
+    clFlush(cl->exec_queue);
     return HB_OK;
 }
 
-static hb_status collect_states(hb_opencl *cl, const launch_view *v, hb_fault_kind fault,
-                                hb_digest *out, hb_error_slot *err)
+static hb_status start_read_back(hb_opencl *cl, cl_slot *slot, const launch_view *v,
+                                 cl_event kernel_done, hb_error_slot *err)
 {
     cl_int rc;
     size_t bytes = v->ngroups * HB_GROUP_STATE_WORDS * sizeof(uint32_t);
-    uint32_t *state = clEnqueueMapBuffer(cl->queue, cl->state, CL_TRUE, CL_MAP_READ, 0, bytes,
-                                         0, NULL, NULL, &rc);
+    slot->read_map = clEnqueueMapBuffer(cl->read_queue, slot->state, CL_FALSE, CL_MAP_READ, 0,
+                                        bytes, 1, &kernel_done, &slot->read_done, &rc);
     CL_CHECK("clEnqueueMapBuffer(state)", rc);
-    hb_fault_corrupt(fault, state, v->ngroups);
-    for (size_t l = 0; l < v->launch->nsteps; l++) {
-        uint32_t lane_state[5];
-        hb_state_load_lane(state + l / HB_LANES * HB_GROUP_STATE_WORDS,
-                           (unsigned)(l % HB_LANES), lane_state);
-        memcpy(out[v->steps[l].msg], lane_state, sizeof lane_state);
-    }
-    rc = clEnqueueUnmapMemObject(cl->queue, cl->state, state, 0, NULL, NULL);
-    CL_CHECK("clEnqueueUnmapMemObject(state)", rc);
+    clFlush(cl->read_queue);
     return HB_OK;
 }
 
-static hb_status run_launch(hb_opencl *cl, const hb_plan *plan, size_t index,
-                            const hb_msg *m, hb_digest *out, hb_fault_state *faults,
+hb_status hb_opencl_enqueue(hb_opencl *cl, const hb_plan *plan, size_t index, const hb_msg *m,
+                            hb_digest *states, hb_fault_state *faults, void *tag,
                             hb_error_slot *err)
 {
-    const hb_launch *launch = &plan->launches[index];
-    launch_view v = {launch, plan->steps + launch->first_step,
-                     (launch->nsteps + HB_LANES - 1) / HB_LANES};
-    hb_fault_kind fault = faults ? hb_fault_for_launch(faults) : HB_FAULT_NONE;
-    hb_status st = stage_launch(cl, &v, m, out, err);
+    if (cl->in_flight == cl->ring)
+        return hb_error_set(err, HB_ERR_INTERNAL, "hb_opencl_enqueue: no free slot");
+    cl_slot *slot = &cl->slots[(cl->oldest + cl->in_flight) % cl->ring];
+    launch_view v = view_of(plan, index);
+    *slot = (cl_slot){slot->blocks, slot->state, slot->counts, NULL, NULL, plan, index, states,
+                      faults ? hb_fault_for_launch(faults) : HB_FAULT_NONE, tag};
+    cl_event unmapped[3] = {NULL, NULL, NULL}, kernel_done = NULL;
+    hb_status st = stage_slot(cl, slot, &v, m, (const hb_digest *)states, unmapped, err);
     if (st == HB_OK)
-        st = enqueue_kernel(cl, &v, fault, err);
+        st = run_kernel(cl, slot, &v, unmapped, &kernel_done, err);
     if (st == HB_OK)
-        st = collect_states(cl, &v, fault, out, err);
+        st = start_read_back(cl, slot, &v, kernel_done, err);
+    release_events(unmapped, 3);
+    release_events(&kernel_done, 1);
+    if (st == HB_OK)
+        cl->in_flight++;
     return st;
 }
 
-static void states_to_digests(hb_digest *out, size_t n)
+static void finish_slot(hb_opencl *cl, cl_slot *slot)
+{
+    if (slot->read_map != NULL) {
+        cl_event unmapped = NULL;
+        clEnqueueUnmapMemObject(cl->read_queue, slot->state, slot->read_map, 0, NULL,
+                                &unmapped);
+        if (unmapped != NULL) {
+            clWaitForEvents(1, &unmapped);
+            clReleaseEvent(unmapped);
+        }
+    }
+    release_events(&slot->read_done, 1);
+    slot->read_map = NULL;
+    slot->read_done = NULL;
+}
+
+static void copy_states_out(const cl_slot *slot)
+{
+    launch_view v = view_of(slot->plan, slot->launch);
+    for (size_t l = 0; l < v.launch->nsteps; l++) {
+        uint32_t lane_state[5];
+        hb_state_load_lane(slot->read_map + l / HB_LANES * HB_GROUP_STATE_WORDS,
+                           (unsigned)(l % HB_LANES), lane_state);
+        memcpy(slot->states[v.steps[l].msg], lane_state, sizeof lane_state);
+    }
+}
+
+hb_status hb_opencl_collect(hb_opencl *cl, void **tag, hb_error_slot *err)
+{
+    if (cl->in_flight == 0)
+        return hb_error_set(err, HB_ERR_INTERNAL, "hb_opencl_collect: nothing in flight");
+    cl_slot *slot = &cl->slots[cl->oldest];
+    cl_int rc = clWaitForEvents(1, &slot->read_done);
+    if (rc == CL_SUCCESS) {
+        hb_fault_corrupt(slot->fault, slot->read_map, view_of(slot->plan, slot->launch).ngroups);
+        copy_states_out(slot);
+    }
+    *tag = slot->tag;
+    finish_slot(cl, slot);
+    cl->oldest = (cl->oldest + 1) % cl->ring;
+    cl->in_flight--;
+    CL_CHECK("clWaitForEvents(read-back)", rc);
+    return HB_OK;
+}
+
+void hb_opencl_reset(hb_opencl *cl)
+{
+    clFinish(cl->write_queue);
+    clFinish(cl->exec_queue);
+    clFinish(cl->read_queue);
+    for (unsigned k = 0; k < cl->in_flight; k++)
+        finish_slot(cl, &cl->slots[(cl->oldest + k) % cl->ring]);
+    cl->in_flight = 0;
+    cl->oldest = 0;
+}
+
+/* ---- a whole batch, synchronously ---------------------------------------- */
+
+void hb_states_to_digests(hb_digest *out, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         uint32_t state[5];
@@ -330,15 +470,21 @@ hb_status hb_opencl_hash(hb_opencl *cl, const hb_msg *m, size_t n, hb_digest *ou
     if (hb_plan_build(&plan, m, n, cl->staging_bytes) != HB_OK)
         return hb_error_set(err, HB_ERR_NO_MEMORY, "out of memory planning %zu messages", n);
     hb_status st = HB_OK;
+    void *tag;
     for (size_t k = 0; k < plan.nlaunches && st == HB_OK; k++) {
-        st = run_launch(cl, &plan, k, m, out, faults, err);
+        while (st == HB_OK && cl->in_flight > 0 &&
+               (cl->in_flight == cl->ring || plan.launches[k].continues))
+            st = hb_opencl_collect(cl, &tag, err);
+        if (st == HB_OK)
+            st = hb_opencl_enqueue(cl, &plan, k, m, out, faults, NULL, err);
         ++*launches;
     }
+    while (st == HB_OK && cl->in_flight > 0)
+        st = hb_opencl_collect(cl, &tag, err);
+    if (st != HB_OK)
+        hb_opencl_reset(cl);
     hb_plan_free(&plan);
-    if (st != HB_OK) {
-        clFinish(cl->queue);
-        return st;
-    }
-    states_to_digests(out, n);
-    return HB_OK;
+    if (st == HB_OK)
+        hb_states_to_digests(out, n);
+    return st;
 }

@@ -1,10 +1,13 @@
 /*
- * backend_opencl.h - one OpenCL device hashing batches.
+ * backend_opencl.h - one OpenCL device, with launches in flight.
  *
- * Owns: the context, queue, program, kernel and staging buffers of one
- * device, and running a plan's launches on it.
- * Must not: verify results or fall back; it reports device errors as
- * HB_ERR_DEVICE with the OpenCL error named in err, and the engine decides.
+ * Owns: the context, queues, program, kernel and a ring of staging slots
+ * of one device. A launch is packed into a free slot, its kernel and the
+ * read-back of its lane states are enqueued, and it is collected later, so
+ * several launches (of one or several batches) are in flight at once.
+ * Must not: verify, retry or fall back; it reports device errors as
+ * HB_ERR_DEVICE with the OpenCL error named in err, and the caller decides.
+ * Not thread-safe: one thread (the device's worker) makes every call.
  */
 #ifndef HB_BACKEND_OPENCL_H
 #define HB_BACKEND_OPENCL_H
@@ -13,21 +16,53 @@
 #include "error.h"
 #include "fault.h"
 #include "hashbatch.h"
+#include "plan.h"
 
 typedef struct hb_opencl hb_opencl;
 
-/* hb_opencl_open: sets the device up, builds the kernel and runs it once.
- * HB_ERR_BUILD_FAILED keeps the build log in err. */
+/* hb_opencl_open: sets the device up with `ring` staging slots of
+ * staging_bytes each, builds the kernel and runs it once. A failed build
+ * returns HB_ERR_BUILD_FAILED with the build log in err. */
 hb_status hb_opencl_open(hb_opencl **out, const hb_cl_device *device, size_t staging_bytes,
-                         hb_error_slot *err);
+                         unsigned ring, hb_error_slot *err);
 void hb_opencl_close(hb_opencl *cl);
 
-/* hb_opencl_hash: out[i] = SHA-1(m[i]) on the device. One batch at a time
- * per device (the caller serialises). *launches counts kernel launches. */
+/* hb_opencl_free_slots: slots that can take a launch without collecting. */
+unsigned hb_opencl_free_slots(const hb_opencl *cl);
+
+/* hb_opencl_in_flight: launches enqueued and not yet collected. */
+unsigned hb_opencl_in_flight(const hb_opencl *cl);
+
+/* hb_opencl_enqueue: packs launch `index` of plan into a free slot (there
+ * must be one) and starts it. Lanes that continue a message read their
+ * state from states[msg], which must hold it already (collect first).
+ * tag comes back from hb_opencl_collect. */
+hb_status hb_opencl_enqueue(hb_opencl *cl, const hb_plan *plan, size_t index, const hb_msg *m,
+                            hb_digest *states, hb_fault_state *faults, void *tag,
+                            hb_error_slot *err);
+
+/* hb_opencl_collect: waits for the oldest launch in flight and writes its
+ * lanes' states into the states array it was enqueued with, as five
+ * host-order words per message. *tag is the launch's tag. */
+hb_status hb_opencl_collect(hb_opencl *cl, void **tag, hb_error_slot *err);
+
+/* hb_opencl_reset: after an error: waits out or abandons everything in
+ * flight and frees every slot. The tags of abandoned launches are lost:
+ * the caller keeps track of its batches. */
+void hb_opencl_reset(hb_opencl *cl);
+
+/* hb_opencl_hash: a whole batch, synchronously: out[i] = SHA-1(m[i]).
+ * *launches counts kernel launches. */
 hb_status hb_opencl_hash(hb_opencl *cl, const hb_msg *m, size_t n, hb_digest *out,
                          hb_fault_state *faults, uint64_t *launches, hb_error_slot *err);
 
+/* hb_states_to_digests: the five host-order words in each of out[0..n)
+ * become digest bytes, in place. */
+void hb_states_to_digests(hb_digest *out, size_t n);
+
 /* hb_opencl_describe: "pocl: cpu-... [0:0], 16 lanes per work-item". */
 const char *hb_opencl_describe(const hb_opencl *cl);
+const hb_device_info *hb_opencl_info(const hb_opencl *cl);
+size_t hb_opencl_staging_bytes(const hb_opencl *cl);
 
 #endif /* HB_BACKEND_OPENCL_H */

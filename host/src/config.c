@@ -95,6 +95,9 @@ static hb_status check_config_values(const hb_config *cfg)
         return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT,
                             "config: sample_per_mille %u is above 1000",
                             cfg->sample_per_mille);
+    if (cfg->ring_depth > 8)
+        return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT,
+                            "config: ring_depth %u is above 8", cfg->ring_depth);
     if (cfg->cpu_threads > 1024)
         return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT,
                             "config: cpu_threads %u is above 1024", cfg->cpu_threads);
@@ -149,6 +152,7 @@ hb_status hb_settings_resolve(const hb_config *cfg, hb_settings *out)
     out->verify = cfg->verify;
     out->cpu_threads = cfg->cpu_threads ? cfg->cpu_threads : hb_cpu_threads_default();
     out->staging_bytes = cfg->staging_bytes ? cfg->staging_bytes : HB_DEFAULT_STAGING_BYTES;
+    out->ring_depth = cfg->ring_depth;
     out->sample_per_mille =
         cfg->sample_per_mille ? cfg->sample_per_mille : HB_DEFAULT_SAMPLE_PER_MILLE;
     out->cpu_fallback = cfg->cpu_fallback;

@@ -20,6 +20,7 @@ typedef struct {
     hb_verify_mode verify;
     unsigned cpu_threads;
     size_t staging_bytes;
+    unsigned ring_depth;
     unsigned sample_per_mille;
     int cpu_fallback;
     uint64_t seed;

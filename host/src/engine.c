@@ -1,48 +1,30 @@
 /*
- * engine.c - the engine: settings, backend choice, batches, stats.
+ * engine.c - the engine: opening, workers, jobs in, stats out, closing.
  *
- * Owns: hb_engine_open/close, hb_sha1_batch, the stats, and the policy on
- * faults: a device error or a verification mismatch never reaches the
- * caller; the batch is recomputed on the CPU pool (unless cpu_fallback is
- * 0, for errors), and a device that mismatches, or errs three times in a
- * row, is quarantined.
- * Must not: touch OpenCL (backend_opencl.c) or print.
+ * Owns: hb_engine_open/close, hb_submit, hb_sha1_batch, hb_job_cancel,
+ * hb_job_free, the stats, and the choice of workers: one thread per OpenCL
+ * device the spec selects, plus cpu_threads CPU workers. The CPU workers
+ * always take batches a device hands back; they take queued jobs too when
+ * the pool is a participant (backend cpu, auto with device "all", or no
+ * device left).
+ * Must not: touch OpenCL beyond opening and closing devices, or print.
  */
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "backend_cpu.h"
-#include "backend_opencl.h"
-#include "config.h"
 #include "devices.h"
-#include "error.h"
-#include "fault.h"
-#include "thread_pool.h"
-#include "verify.h"
+#include "engine_internal.h"
 
-#define QUARANTINE_AFTER_ERRORS 3
+#define DEFAULT_RING_DEPTH 3u
 
-struct hb_engine {
-    hb_settings settings;
-    hb_backend_kind backend; /* the one in use: OPENCL or CPU */
-    hb_pool *pool;
-    hb_opencl *device;
-    pthread_mutex_t device_lock; /* one batch at a time on the device */
-    hb_fault_state faults;
-    hb_error_slot error;
-
-    pthread_mutex_t stats_lock; /* guards stats, rng, consecutive_errors */
-    hb_stats stats;
-    uint64_t rng;
-    unsigned consecutive_errors;
-    atomic_int quarantined;
-
-    char description[768];
-};
+uint64_t hb_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 
 /* ---- opening ----------------------------------------------------------- */
 
@@ -50,24 +32,32 @@ static uint64_t initial_seed(uint64_t seed)
 {
     if (seed != 0)
         return seed;
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    uint64_t mixed = (uint64_t)now.tv_nsec * 0x9E3779B97F4A7C15ULL ^ (uint64_t)now.tv_sec;
+    uint64_t mixed = hb_now_ns() * 0x9E3779B97F4A7C15ULL ^ (uint64_t)time(NULL);
     return mixed ? mixed : 1;
 }
 
-static void describe_cpu(hb_engine *e, const char *why)
+static hb_device_stats *add_stats_entry(hb_engine *e, const char *name, int is_cpu)
 {
-    snprintf(e->description, sizeof e->description, "cpu: OpenSSL, %u thread%s, SHA-NI %s%s",
-             hb_pool_threads(e->pool), hb_pool_threads(e->pool) == 1 ? "" : "s",
-             hb_cpu_has_sha_ni() ? "yes" : "no", why);
+    hb_device_stats *s = &e->device_stats[e->ndevice_stats++];
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->is_cpu = is_cpu;
+    return s;
 }
 
-/* Opens the device the spec names (the first of them, for now). */
-static hb_status open_opencl(hb_engine *e)
+static int pool_participates(const hb_engine *e)
+{
+    return e->settings.backend == HB_BACKEND_CPU || e->ndevices == 0 ||
+           (e->settings.backend == HB_BACKEND_AUTO && strcmp(e->settings.device, "all") == 0);
+}
+
+/* Opens every device the spec selects (up to the stats table's room);
+ * devices that fail to open are skipped if another one opens. */
+static hb_status open_devices(hb_engine *e, hb_opencl **opened, size_t *nopened)
 {
     hb_cl_device *devices;
     size_t count, nchosen;
+    *nopened = 0;
     hb_status st = hb_cl_enumerate(&devices, &count);
     if (st != HB_OK)
         return hb_error_set(&e->error, st, "out of memory listing OpenCL devices");
@@ -77,39 +67,92 @@ static hb_status open_opencl(hb_engine *e)
         return hb_error_set(&e->error, HB_ERR_NO_MEMORY, "out of memory");
     }
     st = hb_cl_select(devices, count, e->settings.device, chosen, &nchosen, &e->error);
-    if (st == HB_OK)
-        st = hb_opencl_open(&e->device, &devices[chosen[0]], e->settings.staging_bytes,
-                            &e->error);
-    if (st == HB_OK)
-        snprintf(e->description, sizeof e->description, "opencl: %s",
-                 hb_opencl_describe(e->device));
+    hb_status first_failure = HB_OK;
+    for (size_t k = 0; st == HB_OK && k < nchosen && *nopened < HB_STATS_MAX_DEVICES - 1; k++) {
+        unsigned ring = e->settings.ring_depth ? e->settings.ring_depth : DEFAULT_RING_DEPTH;
+        hb_status one = hb_opencl_open(&opened[*nopened], &devices[chosen[k]],
+                                       e->settings.staging_bytes, ring, &e->error);
+        if (one == HB_OK)
+            ++*nopened;
+        else if (first_failure == HB_OK)
+            first_failure = one;
+    }
     free(chosen);
     free(devices);
+    if (st == HB_OK && *nopened == 0)
+        st = first_failure;
     return st;
 }
 
-/* auto: OpenCL if a device works, else the CPU pool, saying why. */
-static hb_status choose_backend(hb_engine *e)
+static void describe(hb_engine *e, const char *why)
 {
-    hb_backend_kind wanted = e->settings.backend;
-    if (wanted == HB_BACKEND_CPU) {
-        e->backend = HB_BACKEND_CPU;
-        describe_cpu(e, "");
+    size_t used = 0, room = sizeof e->description;
+    const char *sep = "";
+    if (e->ndevices > 0)
+        used += (size_t)snprintf(e->description, room, "opencl: ");
+    for (size_t i = 0; i < e->ndevices && used < room; i++, sep = "; ")
+        used += (size_t)snprintf(e->description + used, room - used, "%s%s", sep,
+                                 hb_opencl_describe(e->workers[i].device));
+    if (used < room)
+        snprintf(e->description + used, room - used, "%scpu: OpenSSL, %u thread%s, SHA-NI %s%s%s",
+                 e->ndevices ? (pool_participates(e) ? " + " : "; fallback ") : "",
+                 e->settings.cpu_threads, e->settings.cpu_threads == 1 ? "" : "s",
+                 hb_cpu_has_sha_ni() ? "yes" : "no", why[0] ? " " : "", why);
+}
+
+/* Which devices to open: none for cpu; opencl must have one; auto falls
+ * back to the pool, saying why. */
+static hb_status choose_devices(hb_engine *e, hb_opencl **opened, size_t *nopened, char *why,
+                                size_t why_size)
+{
+    *nopened = 0;
+    why[0] = '\0';
+    if (e->settings.backend == HB_BACKEND_CPU)
         return HB_OK;
-    }
-    hb_status st = open_opencl(e);
-    if (st == HB_OK) {
-        e->backend = HB_BACKEND_OPENCL;
+    hb_status st = open_devices(e, opened, nopened);
+    if (st == HB_OK)
         return HB_OK;
-    }
     int explicit_spec = e->settings.device[0] != '\0';
-    if (wanted == HB_BACKEND_OPENCL || (explicit_spec && st == HB_ERR_BAD_DEVICE_SPEC))
+    if (e->settings.backend == HB_BACKEND_OPENCL || (explicit_spec && st == HB_ERR_BAD_DEVICE_SPEC))
         return st;
-    e->backend = HB_BACKEND_CPU;
-    char why[256];
-    snprintf(why, sizeof why, " (auto: OpenCL unusable: %.200s)", hb_error_text(&e->error));
-    describe_cpu(e, why);
+    snprintf(why, why_size, "(auto: OpenCL unusable: %.300s)", hb_error_text(&e->error));
     e->error.text[0] = '\0';
+    return HB_OK;
+}
+
+static hb_status start_workers(hb_engine *e, hb_opencl **devices, size_t ndevices)
+{
+    e->nworkers = ndevices + e->settings.cpu_threads;
+    e->workers = calloc(e->nworkers, sizeof *e->workers);
+    if (e->workers == NULL) {
+        for (size_t i = 0; i < ndevices; i++)
+            hb_opencl_close(devices[i]);
+        return hb_error_set(&e->error, HB_ERR_NO_MEMORY, "out of memory");
+    }
+    e->ndevices = ndevices;
+    atomic_store(&e->devices_alive, (int)ndevices);
+    atomic_store(&e->devices_done, ndevices == 0);
+    for (size_t i = 0; i < ndevices; i++) {
+        const hb_device_info *info = hb_opencl_info(devices[i]);
+        char name[96];
+        snprintf(name, sizeof name, "opencl %u:%u %.60s", info->platform_index,
+                 info->device_index, info->name);
+        e->workers[i] = (hb_worker){.engine = e, .device = devices[i]};
+        e->workers[i].stats_index = e->ndevice_stats;
+        add_stats_entry(e, name, 0);
+    }
+    unsigned cpu_index = e->ndevice_stats;
+    add_stats_entry(e, "cpu pool (OpenSSL)", 1);
+    for (size_t i = ndevices; i < e->nworkers; i++)
+        e->workers[i] = (hb_worker){.engine = e, .stats_index = cpu_index};
+    hb_queue_init(&e->queue, pool_participates(e));
+    for (size_t i = 0; i < e->nworkers; i++) {
+        hb_worker *w = &e->workers[i];
+        if (pthread_create(&w->thread, NULL, w->device ? hb_device_worker_main : hb_cpu_worker_main,
+                           w) != 0)
+            return hb_error_set(&e->error, HB_ERR_THREAD, "could not start worker thread %zu", i);
+        w->started = 1;
+    }
     return HB_OK;
 }
 
@@ -118,12 +161,30 @@ static hb_engine *engine_alloc(void)
     hb_engine *e = calloc(1, sizeof *e);
     if (e == NULL)
         return NULL;
-    pthread_mutex_init(&e->device_lock, NULL);
     pthread_mutex_init(&e->stats_lock, NULL);
     hb_fault_init(&e->faults);
     hb_error_slot_init(&e->error);
-    atomic_init(&e->quarantined, 0);
     return e;
+}
+
+static hb_status open_engine(hb_engine *e, const hb_config *cfg)
+{
+    hb_status st = hb_settings_resolve(cfg, &e->settings);
+    if (st != HB_OK)
+        return st;
+    e->rng = initial_seed(e->settings.seed);
+    hb_opencl *devices[HB_STATS_MAX_DEVICES];
+    size_t ndevices;
+    char why[400];
+    st = choose_devices(e, devices, &ndevices, why, sizeof why);
+    if (st == HB_OK) {
+        e->backend = ndevices > 0 ? HB_BACKEND_OPENCL : HB_BACKEND_CPU;
+        st = start_workers(e, devices, ndevices);
+        describe(e, why);
+    }
+    if (st != HB_OK)
+        hb_error_copy_to_thread(&e->error);
+    return st;
 }
 
 hb_status hb_engine_open(hb_engine **out, const hb_config *cfg)
@@ -134,18 +195,7 @@ hb_status hb_engine_open(hb_engine **out, const hb_config *cfg)
     hb_engine *e = engine_alloc();
     if (e == NULL)
         return hb_error_set(NULL, HB_ERR_NO_MEMORY, "hb_engine_open: out of memory");
-    hb_status st = hb_settings_resolve(cfg, &e->settings);
-    if (st == HB_OK) {
-        e->rng = initial_seed(e->settings.seed);
-        st = hb_pool_create(&e->pool, e->settings.cpu_threads);
-        if (st != HB_OK)
-            hb_error_set(&e->error, st, "could not start %u CPU threads",
-                         e->settings.cpu_threads);
-        else
-            st = choose_backend(e);
-        if (st != HB_OK)
-            hb_error_copy_to_thread(&e->error);
-    }
+    hb_status st = open_engine(e, cfg);
     if (st != HB_OK) {
         hb_engine_close(e);
         return st;
@@ -154,145 +204,205 @@ hb_status hb_engine_open(hb_engine **out, const hb_config *cfg)
     return HB_OK;
 }
 
+/* ---- closing ------------------------------------------------------------ */
+
+static void join_workers(hb_engine *e, size_t first, size_t end)
+{
+    for (size_t i = first; i < end; i++)
+        if (e->workers[i].started) {
+            pthread_join(e->workers[i].thread, NULL);
+            e->workers[i].started = 0;
+        }
+}
+
 void hb_engine_close(hb_engine *e)
 {
     if (e == NULL)
         return;
-    hb_opencl_close(e->device);
-    hb_pool_destroy(e->pool);
+    if (e->workers != NULL) {
+        hb_queue_close(&e->queue);
+        join_workers(e, 0, e->ndevices);
+        pthread_mutex_lock(&e->queue.lock);
+        atomic_store(&e->devices_done, 1);
+        pthread_cond_broadcast(&e->queue.cpu_work);
+        pthread_mutex_unlock(&e->queue.lock);
+        join_workers(e, e->ndevices, e->nworkers);
+        for (size_t i = 0; i < e->ndevices; i++)
+            hb_opencl_close(e->workers[i].device);
+        hb_queue_destroy(&e->queue);
+        free(e->workers);
+    }
     hb_error_slot_destroy(&e->error);
     hb_fault_destroy(&e->faults);
     pthread_mutex_destroy(&e->stats_lock);
-    pthread_mutex_destroy(&e->device_lock);
     free(e);
 }
 
-/* ---- hashing ------------------------------------------------------------ */
+/* ---- jobs --------------------------------------------------------------- */
 
 static hb_status check_batch_arguments(hb_engine *e, const hb_msg *m, size_t n,
                                        const void *out)
 {
     if (e == NULL)
-        return hb_error_set(NULL, HB_ERR_NULL_ARGUMENT, "hb_sha1_batch: engine is NULL");
+        return hb_error_set(NULL, HB_ERR_NULL_ARGUMENT, "engine is NULL");
     if (n > 0 && (m == NULL || out == NULL))
-        return hb_error_set(&e->error, HB_ERR_NULL_ARGUMENT,
-                            "hb_sha1_batch: %s is NULL with n = %zu",
+        return hb_error_set(&e->error, HB_ERR_NULL_ARGUMENT, "%s is NULL with n = %zu",
                             m == NULL ? "messages" : "out", n);
     for (size_t i = 0; i < n; i++)
         if (m[i].data == NULL && m[i].len > 0)
             return hb_error_set(&e->error, HB_ERR_NULL_ARGUMENT,
-                                "hb_sha1_batch: message %zu has NULL data and length %zu", i,
-                                m[i].len);
+                                "message %zu has NULL data and length %zu", i, m[i].len);
     return HB_OK;
 }
 
-static uint64_t batch_bytes(const hb_msg *m, size_t n)
+hb_status hb_submit(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_job **job)
 {
-    uint64_t bytes = 0;
-    for (size_t i = 0; i < n; i++)
-        bytes += m[i].len;
-    return bytes;
-}
-
-static void count_device_error(hb_engine *e)
-{
-    pthread_mutex_lock(&e->stats_lock);
-    e->stats.device_errors++;
-    if (++e->consecutive_errors >= QUARANTINE_AFTER_ERRORS)
-        atomic_store(&e->quarantined, 1);
-    pthread_mutex_unlock(&e->stats_lock);
-}
-
-static hb_status run_on_device(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
-{
-    uint64_t launches = 0;
-    pthread_mutex_lock(&e->device_lock);
-    hb_status st = hb_opencl_hash(e->device, m, n, out, &e->faults, &launches, &e->error);
-    pthread_mutex_unlock(&e->device_lock);
-    pthread_mutex_lock(&e->stats_lock);
-    e->stats.device_launches += launches;
-    if (st == HB_OK) {
-        e->consecutive_errors = 0;
-        e->stats.device_bytes += batch_bytes(m, n);
-    }
-    pthread_mutex_unlock(&e->stats_lock);
-    if (st == HB_ERR_DEVICE)
-        count_device_error(e);
-    return st;
-}
-
-static hb_status verify_device_result(hb_engine *e, const hb_msg *m, size_t n,
-                                      const hb_digest *out, size_t *mismatches)
-{
-    uint64_t rng;
-    pthread_mutex_lock(&e->stats_lock);
-    rng = hb_random_next(&e->rng);
-    pthread_mutex_unlock(&e->stats_lock);
-    if (rng == 0)
-        rng = 1;
-    hb_verify_result result;
-    hb_status st = hb_verify_batch(e->pool, m, n, out, e->settings.verify,
-                                   e->settings.sample_per_mille, &rng, &result);
-    pthread_mutex_lock(&e->stats_lock);
-    e->stats.verified += result.checked;
-    e->stats.verify_mismatches += result.mismatches;
-    pthread_mutex_unlock(&e->stats_lock);
-    *mismatches = result.mismatches;
-    if (result.mismatches > 0)
-        atomic_store(&e->quarantined, 1);
-    return st == HB_OK ? HB_OK
-                       : hb_error_set(&e->error, st, "out of memory verifying %zu messages", n);
-}
-
-static void run_on_cpu(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, int fallback)
-{
-    hb_cpu_hash(e->pool, m, n, NULL, out);
-    pthread_mutex_lock(&e->stats_lock);
-    e->stats.cpu_bytes += batch_bytes(m, n);
-    e->stats.fallbacks += (uint64_t)fallback;
-    pthread_mutex_unlock(&e->stats_lock);
-}
-
-static void count_batch(hb_engine *e, const hb_msg *m, size_t n)
-{
-    pthread_mutex_lock(&e->stats_lock);
-    e->stats.batches++;
-    e->stats.messages += n;
-    e->stats.bytes += batch_bytes(m, n);
-    pthread_mutex_unlock(&e->stats_lock);
-}
-
-/* The device's answer, checked; any doubt and the CPU recomputes it all. */
-static hb_status hash_on_device(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
-{
-    hb_status st = run_on_device(e, m, n, out);
-    if (st == HB_ERR_DEVICE && e->settings.cpu_fallback) {
-        run_on_cpu(e, m, n, out, 1);
-        return HB_OK;
-    }
+    if (job == NULL)
+        return hb_error_set(e ? &e->error : NULL, HB_ERR_NULL_ARGUMENT, "hb_submit: job is NULL");
+    *job = NULL;
+    hb_status st = check_batch_arguments(e, m, n, out);
     if (st != HB_OK)
         return st;
-    size_t mismatches = 0;
-    st = verify_device_result(e, m, n, (const hb_digest *)out, &mismatches);
-    if (st == HB_OK && mismatches > 0)
-        run_on_cpu(e, m, n, out, 1);
-    return st;
+    hb_job *j = hb_job_create(m, n, out);
+    if (j == NULL)
+        return hb_error_set(&e->error, HB_ERR_NO_MEMORY, "hb_submit: out of memory");
+    j->completed_counter = &e->jobs_completed;
+    pthread_mutex_lock(&e->stats_lock);
+    e->stats.jobs_submitted++;
+    pthread_mutex_unlock(&e->stats_lock);
+    if (n == 0) {
+        hb_job_add_finished(j, 0, HB_OK);
+        hb_job_release(j); /* the engine's reference: it never queued */
+    } else if ((st = hb_queue_push(&e->queue, j)) != HB_OK) {
+        hb_job_release(j);
+        hb_job_release(j);
+        return hb_error_set(&e->error, st, "hb_submit: the engine is closing");
+    }
+    *job = j;
+    return HB_OK;
 }
 
 hb_status hb_sha1_batch(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
 {
-    hb_status st = check_batch_arguments(e, m, n, out);
+    hb_job *j;
+    hb_status st = hb_submit(e, m, n, out, &j);
     if (st != HB_OK)
         return st;
-    if (n > 0) {
-        if (e->backend == HB_BACKEND_OPENCL && !atomic_load(&e->quarantined))
-            st = hash_on_device(e, m, n, out);
-        else
-            run_on_cpu(e, m, n, out, 0);
-    }
-    if (st == HB_OK)
-        count_batch(e, m, n);
+    st = hb_job_wait(j, -1);
+    hb_job_free(j);
     return st;
+}
+
+/* A job knows the queue it was put in (not the engine): cancel withdraws
+ * what was not handed out, then waits for what was. */
+hb_status hb_job_cancel(hb_job *j)
+{
+    if (j == NULL)
+        return HB_ERR_NULL_ARGUMENT;
+    size_t taken = j->n;
+    pthread_mutex_lock(&j->lock);
+    hb_queue *q = j->done ? NULL : j->queue;
+    pthread_mutex_unlock(&j->lock);
+    if (q != NULL)
+        taken = hb_queue_withdraw(q, j, HB_ERR_CANCELLED);
+    hb_job_wait_settled(j, taken);
+    return HB_OK;
+}
+
+void hb_job_free(hb_job *j)
+{
+    if (j == NULL)
+        return;
+    hb_job_cancel(j);
+    hb_job_release(j);
+}
+
+/* ---- stats -------------------------------------------------------------- */
+
+void hb_engine_count_batch(hb_engine *e, const hb_worker *w, const hb_batch *b,
+                           uint64_t busy_ns, uint64_t launches)
+{
+    pthread_mutex_lock(&e->stats_lock);
+    hb_device_stats *d = &e->device_stats[w->stats_index];
+    d->busy_ns += busy_ns;
+    d->launches += launches;
+    e->stats.device_launches += launches;
+    if (b != NULL) {
+        d->messages += b->n;
+        d->bytes += b->bytes;
+        d->batches++;
+        e->stats.messages += b->n;
+        e->stats.bytes += b->bytes;
+        e->stats.batches++;
+        if (w->device)
+            e->stats.device_bytes += b->bytes;
+        else
+            e->stats.cpu_bytes += b->bytes;
+    }
+    pthread_mutex_unlock(&e->stats_lock);
+}
+
+void hb_engine_count_verify(hb_engine *e, size_t checked, size_t mismatches)
+{
+    pthread_mutex_lock(&e->stats_lock);
+    e->stats.verified += checked;
+    e->stats.verify_mismatches += mismatches;
+    pthread_mutex_unlock(&e->stats_lock);
+}
+
+void hb_engine_count_device_error(hb_engine *e, hb_worker *w, size_t batches_handed_back)
+{
+    pthread_mutex_lock(&e->stats_lock);
+    e->device_stats[w->stats_index].errors++;
+    e->stats.device_errors++;
+    e->stats.fallbacks += batches_handed_back;
+    pthread_mutex_unlock(&e->stats_lock);
+}
+
+void hb_engine_quarantine(hb_engine *e, hb_worker *w)
+{
+    pthread_mutex_lock(&e->stats_lock);
+    int already = e->device_stats[w->stats_index].quarantined;
+    e->device_stats[w->stats_index].quarantined = 1;
+    e->stats.quarantined += !already;
+    pthread_mutex_unlock(&e->stats_lock);
+    if (!already && atomic_fetch_sub(&e->devices_alive, 1) == 1) {
+        pthread_mutex_lock(&e->queue.lock);
+        e->queue.cpu_takes_jobs = 1;
+        pthread_cond_broadcast(&e->queue.cpu_work);
+        pthread_mutex_unlock(&e->queue.lock);
+    }
+}
+
+uint64_t hb_engine_next_random(hb_engine *e)
+{
+    pthread_mutex_lock(&e->stats_lock);
+    uint64_t x = e->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    e->rng = x;
+    pthread_mutex_unlock(&e->stats_lock);
+    return x ? x : 1;
+}
+
+hb_status hb_engine_stats(const hb_engine *e, hb_stats *out)
+{
+    if (e == NULL || out == NULL)
+        return hb_error_set(NULL, HB_ERR_NULL_ARGUMENT, "hb_engine_stats: %s is NULL",
+                            e == NULL ? "engine" : "out");
+    hb_engine *engine = (hb_engine *)e;
+    pthread_mutex_lock(&engine->stats_lock);
+    *out = e->stats;
+    out->jobs_completed = atomic_load(&engine->jobs_completed);
+    out->ndevices = e->ndevice_stats;
+    memcpy(out->device, e->device_stats, sizeof out->device);
+    pthread_mutex_unlock(&engine->stats_lock);
+    hb_queue_depth(&engine->queue, &out->queue_messages, &out->queue_jobs);
+    pthread_mutex_lock(&engine->queue.lock);
+    out->jobs_cancelled = engine->queue.jobs_withdrawn;
+    pthread_mutex_unlock(&engine->queue.lock);
+    return HB_OK;
 }
 
 /* ---- questions ---------------------------------------------------------- */
@@ -310,19 +420,6 @@ const char *hb_engine_describe(const hb_engine *e)
 hb_backend_kind hb_engine_backend(const hb_engine *e)
 {
     return e ? e->backend : HB_BACKEND_CPU;
-}
-
-hb_status hb_engine_stats(const hb_engine *e, hb_stats *out)
-{
-    if (e == NULL || out == NULL)
-        return hb_error_set(NULL, HB_ERR_NULL_ARGUMENT, "hb_engine_stats: %s is NULL",
-                            e == NULL ? "engine" : "out");
-    hb_engine *mutable_engine = (hb_engine *)e;
-    pthread_mutex_lock(&mutable_engine->stats_lock);
-    *out = e->stats;
-    out->quarantined = atomic_load(&mutable_engine->quarantined);
-    pthread_mutex_unlock(&mutable_engine->stats_lock);
-    return HB_OK;
 }
 
 hb_status hb_testing_set_fault(hb_engine *e, const hb_fault_plan *plan)

@@ -23,7 +23,25 @@ void hb_fault_init(hb_fault_state *f)
     pthread_mutex_init(&f->lock, NULL);
     f->kind = HB_FAULT_NONE;
     f->every = 1;
+    f->chance_per_mille = 0;
+    f->random = 1;
     f->launches = 0;
+    f->lost = 0;
+}
+
+static uint64_t next_random(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+static int launch_is_faulted(hb_fault_state *f, uint64_t n)
+{
+    if (f->chance_per_mille > 0)
+        return next_random(&f->random) % 1000 < f->chance_per_mille;
+    return n % f->every == 0;
 }
 
 void hb_fault_destroy(hb_fault_state *f)
@@ -36,7 +54,10 @@ void hb_fault_configure(hb_fault_state *f, const hb_fault_plan *plan)
     pthread_mutex_lock(&f->lock);
     f->kind = plan ? plan->kind : HB_FAULT_NONE;
     f->every = plan && plan->every_nth_launch > 1 ? plan->every_nth_launch : 1;
+    f->chance_per_mille = plan ? plan->chance_per_mille : 0;
+    f->random = plan && plan->seed ? plan->seed : 0x2545F4914F6CDD1DULL;
     f->launches = 0;
+    f->lost = 0;
     pthread_mutex_unlock(&f->lock);
 }
 
@@ -46,7 +67,11 @@ hb_fault_kind hb_fault_for_launch(hb_fault_state *f)
         return HB_FAULT_NONE;
     pthread_mutex_lock(&f->lock);
     uint64_t n = ++f->launches;
-    hb_fault_kind kind = n % f->every == 0 ? f->kind : HB_FAULT_NONE;
+    hb_fault_kind kind = launch_is_faulted(f, n) ? f->kind : HB_FAULT_NONE;
+    if (kind == HB_FAULT_DEVICE_LOST)
+        f->lost = 1;
+    if (f->lost)
+        kind = HB_FAULT_DEVICE_LOST;
     pthread_mutex_unlock(&f->lock);
     return kind;
 }

@@ -19,7 +19,10 @@ typedef struct {
     pthread_mutex_t lock;
     hb_fault_kind kind;
     uint64_t every;
+    unsigned chance_per_mille;
+    uint64_t random;
     uint64_t launches;
+    int lost; /* DEVICE_LOST has struck */
 } hb_fault_state;
 
 void hb_fault_init(hb_fault_state *f);

@@ -20,14 +20,20 @@ typedef enum {
                                    size: a real OpenCL error from the
                                    runtime (CL_INVALID_WORK_GROUP_SIZE or
                                    similar) */
-    HB_FAULT_BUILD_ERROR = 4    /* at hb_engine_open: build the kernel with
+    HB_FAULT_BUILD_ERROR = 4,   /* at hb_engine_open: build the kernel with
                                    a broken define, a real build failure */
+    HB_FAULT_DEVICE_LOST = 5    /* from the faulted launch on, every launch
+                                   of the device fails as ENQUEUE_ERROR
+                                   does: the device is gone for good */
 } hb_fault_kind;
 
 typedef struct {
     hb_fault_kind kind;
     uint64_t every_nth_launch; /* fault launches n, 2n, 3n ... (1-based);
                                   0 or 1: every launch */
+    unsigned chance_per_mille; /* if non-zero, instead: fault each launch
+                                  with this chance (random points) */
+    uint64_t seed;             /* for chance_per_mille; 0: a fixed one */
 } hb_fault_plan;
 
 /* hb_testing_set_fault: from now on, e's OpenCL launches misbehave as plan

@@ -60,6 +60,14 @@ static int by_blocks_descending(const void *a, const void *b)
     return x->msg < y->msg ? -1 : (x->msg > y->msg);
 }
 
+static int any_continues(const hb_lane_step *steps, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (steps[i].first_block > 0)
+            return 1;
+    return 0;
+}
+
 static hb_status push_launch(hb_plan *plan, size_t *cap, uint32_t stride, size_t first,
                              size_t count)
 {
@@ -71,7 +79,8 @@ static hb_status push_launch(hb_plan *plan, size_t *cap, uint32_t stride, size_t
         plan->launches = more;
         *cap = grown;
     }
-    plan->launches[plan->nlaunches++] = (hb_launch){stride, first, count};
+    plan->launches[plan->nlaunches++] =
+        (hb_launch){stride, first, count, any_continues(plan->steps + first, count)};
     return HB_OK;
 }
 

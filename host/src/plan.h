@@ -24,6 +24,8 @@ typedef struct {
     uint32_t stride;   /* blocks reserved per lane: the most any lane runs */
     size_t first_step; /* this launch's lanes: steps[first_step ...] */
     size_t nsteps;
+    int continues;     /* 1 if a lane continues a message from an earlier
+                          launch, whose state must be collected first */
 } hb_launch;
 
 typedef struct {

@@ -1,7 +1,7 @@
 /*
  * verify.c - recomputing device results with OpenSSL.
  *
- * Owns: full verification (every message, on the CPU pool) and sampled
+ * Owns: full verification (every message) and sampled
  * verification (one random message from each of k equal slices of the
  * batch, chosen fresh for every batch so that no lane position escapes
  * checking for long).
@@ -50,7 +50,7 @@ static size_t *choose_indices(size_t n, hb_verify_mode mode, unsigned per_mille,
     return which;
 }
 
-hb_status hb_verify_batch(hb_pool *pool, const hb_msg *m, size_t n, const hb_digest *got,
+hb_status hb_verify_batch(const hb_msg *m, size_t n, const hb_digest *got,
                           hb_verify_mode mode, unsigned per_mille, uint64_t *rng,
                           hb_verify_result *result)
 {
@@ -65,7 +65,7 @@ hb_status hb_verify_batch(hb_pool *pool, const hb_msg *m, size_t n, const hb_dig
         free(expected);
         return HB_ERR_NO_MEMORY;
     }
-    hb_cpu_hash(pool, m, count, which, expected);
+    hb_cpu_hash(m, which, count, expected);
     for (size_t k = 0; k < count; k++)
         if (memcmp(expected[which[k]], got[which[k]], sizeof(hb_digest)) != 0)
             result->mismatches++;

@@ -8,16 +8,16 @@
 #define HB_VERIFY_H
 
 #include "hashbatch.h"
-#include "thread_pool.h"
 
 typedef struct {
     size_t checked;    /* messages recomputed */
     size_t mismatches; /* of those, how many differed */
 } hb_verify_result;
 
-/* hb_verify_batch: recomputes some or all of got[] (per mode; a sample is
- * per_mille of the batch, at least one message, chosen with *rng). */
-hb_status hb_verify_batch(hb_pool *pool, const hb_msg *m, size_t n, const hb_digest *got,
+/* hb_verify_batch: recomputes some or all of got[] on the calling thread
+ * (per mode; a sample is per_mille of the batch, at least one message,
+ * chosen with *rng). */
+hb_status hb_verify_batch(const hb_msg *m, size_t n, const hb_digest *got,
                           hb_verify_mode mode, unsigned per_mille, uint64_t *rng,
                           hb_verify_result *result);
 

@@ -1,0 +1,83 @@
+/*
+ * engine_internal.h - the engine's insides, shared with its workers.
+ *
+ * Owns: the layout of struct hb_engine and hb_worker, and the small
+ * helpers workers use to report (stats, quarantine).
+ * Must not: be included outside host/src.
+ */
+#ifndef HB_ENGINE_INTERNAL_H
+#define HB_ENGINE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "backend_opencl.h"
+#include "config.h"
+#include "error.h"
+#include "fault.h"
+#include "hashbatch.h"
+#include "queue.h"
+
+#define HB_QUARANTINE_AFTER_ERRORS 3
+
+typedef struct hb_worker {
+    struct hb_engine *engine;
+    pthread_t thread;
+    int started;
+    hb_opencl *device;      /* NULL: a CPU worker */
+    unsigned stats_index;   /* its entry in engine->device_stats */
+    unsigned consecutive_errors;
+} hb_worker;
+
+struct hb_engine {
+    hb_settings settings;
+    hb_backend_kind backend; /* OPENCL or CPU: what hashes queued jobs */
+    hb_queue queue;
+    hb_worker *workers;
+    size_t nworkers;
+    size_t ndevices;         /* workers[0, ndevices) are devices */
+    atomic_int devices_alive;
+    atomic_int devices_done; /* device workers have all exited (close) */
+    hb_fault_state faults;
+    hb_error_slot error;
+
+    atomic_uint_fast64_t jobs_completed; /* bumped by the jobs themselves */
+    pthread_mutex_t stats_lock; /* guards stats, device_stats, rng */
+    hb_stats stats;
+    hb_device_stats device_stats[HB_STATS_MAX_DEVICES];
+    unsigned ndevice_stats;
+    uint64_t rng;
+
+    char description[1024];
+};
+
+/* Worker thread entry points (worker_cpu.c, worker_device.c). */
+void *hb_cpu_worker_main(void *worker);
+void *hb_device_worker_main(void *worker);
+
+/* hb_engine_count_batch: a batch a worker is about to deliver (counted
+ * first, so a caller woken by the delivery sees it in the stats), or with
+ * b NULL just busy time. */
+void hb_engine_count_batch(hb_engine *e, const hb_worker *w, const hb_batch *b,
+                           uint64_t busy_ns, uint64_t launches);
+
+
+/* hb_engine_count_verify: messages a device worker verified, and how many
+ * of them mismatched. */
+void hb_engine_count_verify(hb_engine *e, size_t checked, size_t mismatches);
+
+/* hb_engine_count_device_error: an OpenCL error on w's device, with the
+ * number of batches it handed back (fallbacks). */
+void hb_engine_count_device_error(hb_engine *e, hb_worker *w, size_t batches_handed_back);
+
+/* hb_engine_quarantine: w's device is out; if it was the last one, the
+ * CPU pool starts taking queued jobs. */
+void hb_engine_quarantine(hb_engine *e, hb_worker *w);
+
+/* hb_engine_next_random: a fresh non-zero seed for sampling. */
+uint64_t hb_engine_next_random(hb_engine *e);
+
+/* hb_now_ns: CLOCK_MONOTONIC in nanoseconds. */
+uint64_t hb_now_ns(void);
+
+#endif /* HB_ENGINE_INTERNAL_H */

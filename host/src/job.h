@@ -1,0 +1,62 @@
+/*
+ * job.h - a submitted batch: its messages, its progress and its waiters.
+ *
+ * Owns: the job's life: messages finished, the outcome, waking waiters
+ * (condition variable and, on request, an eventfd), and the reference
+ * count shared by the caller's handle and the engine's queue.
+ * Must not: know the engine; a finished job outlives it.
+ */
+#ifndef HB_JOB_H
+#define HB_JOB_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "hashbatch.h"
+
+struct hb_job {
+    /* set at submit, read-only after */
+    const hb_msg *msgs;
+    hb_digest *out;
+    size_t n;
+    struct hb_queue *queue; /* set once when queued; for cancel */
+    atomic_uint_fast64_t *completed_counter; /* bumped as it finishes OK,
+                                                before waiters wake */
+
+    /* guarded by the engine's queue lock */
+    size_t next_to_take;   /* messages [0, next_to_take) were handed out */
+    int queued;            /* in the engine's pending list */
+    struct hb_job *queue_next;
+
+    /* guarded by lock */
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    size_t finished;       /* messages whose digest is written */
+    size_t abandoned;      /* messages dropped by cancel or close */
+    hb_status outcome;     /* first failure, else HB_OK */
+    int done;
+    int event_fd;          /* -1 until hb_job_fd */
+
+    atomic_int refs;       /* the caller's handle + the engine's */
+};
+
+/* hb_job_create: a job with two references (caller and engine). */
+hb_job *hb_job_create(const hb_msg *m, size_t n, hb_digest *out);
+
+/* hb_job_release: drops one reference; the last frees the job. */
+void hb_job_release(hb_job *j);
+
+/* hb_job_add_finished: count messages done (with a failure status if
+ * they failed); finishes the job when nothing is left. */
+void hb_job_add_finished(hb_job *j, size_t count, hb_status status);
+
+/* hb_job_abandon: count messages that will never be done, with the reason
+ * (HB_ERR_CANCELLED, HB_ERR_CLOSED); finishes the job when nothing is
+ * left. */
+void hb_job_abandon(hb_job *j, size_t count, hb_status reason);
+
+/* hb_job_wait_settled: waits until finished + abandoned == taken, i.e. no
+ * message handed out is still being worked on. */
+void hb_job_wait_settled(hb_job *j, size_t taken);
+
+#endif /* HB_JOB_H */

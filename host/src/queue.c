@@ -1,0 +1,314 @@
+/*
+ * queue.c - jobs in, batches out.
+ *
+ * Owns: the pending-job FIFO and batch building. A take walks the jobs from
+ * the head, taking each one's next messages until the taker's byte or
+ * message budget is reached; a message longer than `alone_above` is taken
+ * by itself, so a huge message never drags short ones along behind it.
+ * Jobs whose messages are all handed out leave the queue (their references
+ * stay with the batches that carry their slices).
+ * Must not: hash, or hold its lock while anything slow runs.
+ */
+#include "queue.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void hb_queue_init(hb_queue *q, int cpu_takes_jobs)
+{
+    memset(q, 0, sizeof *q);
+    pthread_mutex_init(&q->lock, NULL);
+    pthread_cond_init(&q->device_work, NULL);
+    pthread_cond_init(&q->cpu_work, NULL);
+    q->cpu_takes_jobs = cpu_takes_jobs;
+}
+
+void hb_queue_destroy(hb_queue *q)
+{
+    pthread_cond_destroy(&q->cpu_work);
+    pthread_cond_destroy(&q->device_work);
+    pthread_mutex_destroy(&q->lock);
+}
+
+static void wake_takers(hb_queue *q)
+{
+    pthread_cond_broadcast(&q->device_work);
+    if (q->cpu_takes_jobs)
+        pthread_cond_signal(&q->cpu_work);
+}
+
+hb_status hb_queue_push(hb_queue *q, hb_job *j)
+{
+    pthread_mutex_lock(&q->lock);
+    if (q->closing) {
+        pthread_mutex_unlock(&q->lock);
+        return HB_ERR_CLOSED;
+    }
+    j->queued = 1;
+    j->queue = q;
+    j->queue_next = NULL;
+    if (q->tail)
+        q->tail->queue_next = j;
+    else
+        q->head = j;
+    q->tail = j;
+    q->pending_messages += j->n;
+    q->pending_jobs++;
+    wake_takers(q);
+    pthread_mutex_unlock(&q->lock);
+    return HB_OK;
+}
+
+/* Unlinks j, whose predecessor is prev (NULL: j is the head). */
+static void unlink_job(hb_queue *q, hb_job *prev, hb_job *j)
+{
+    if (prev)
+        prev->queue_next = j->queue_next;
+    else
+        q->head = j->queue_next;
+    if (q->tail == j)
+        q->tail = prev;
+    j->queue_next = NULL;
+    j->queued = 0;
+    q->pending_jobs--;
+}
+
+/* How many of j's next messages fit; 0 when the batch is full. */
+static size_t messages_fitting(const hb_job *j, const hb_take_limits *limits, uint64_t bytes,
+                               size_t count)
+{
+    size_t k = 0;
+    while (j->next_to_take + k < j->n && count + k < limits->max_messages) {
+        uint64_t len = j->msgs[j->next_to_take + k].len;
+        int alone = len > limits->alone_above;
+        if (alone && (count + k > 0 || limits->refuse_alone))
+            break; /* a long message starts a batch of its own */
+        if (!alone && count + k > 0 && bytes + len > limits->max_bytes)
+            break;
+        bytes += len;
+        k++;
+        if (alone)
+            break;
+    }
+    return k;
+}
+
+static hb_batch *batch_alloc(size_t nslices, size_t n)
+{
+    hb_batch *b = calloc(1, sizeof *b);
+    if (b == NULL)
+        return NULL;
+    b->slices = malloc(nslices * sizeof *b->slices);
+    b->msgs = malloc(n * sizeof *b->msgs);
+    b->digests = malloc(n * sizeof *b->digests);
+    if (b->slices == NULL || b->msgs == NULL || b->digests == NULL) {
+        hb_batch_free(b);
+        return NULL;
+    }
+    return b;
+}
+
+/* The one walk both passes of a take make: from the head, each job's next
+ * messages while they fit; it stops at the first job that keeps messages
+ * back (FIFO: nobody jumps the queue) and after a message taken alone.
+ * visit (may be NULL) sees each job with what it gives; it may unlink it.
+ * Returns the number of slices, and the messages in *n. */
+typedef void (*take_visit)(hb_queue *q, hb_job *prev, hb_job *j, size_t k, void *ctx);
+
+static size_t walk_take(hb_queue *q, const hb_take_limits *limits, take_visit visit,
+                        void *ctx, size_t *n)
+{
+    size_t slices = 0, count = 0;
+    uint64_t bytes = 0;
+    hb_job *prev = NULL, *j = q->head;
+    while (j != NULL) {
+        size_t k = messages_fitting(j, limits, bytes, count);
+        hb_job *next = j->queue_next;
+        int keeps_some = j->next_to_take + k < j->n;
+        int alone = k == 1 && j->msgs[j->next_to_take].len > limits->alone_above;
+        for (size_t i = 0; i < k; i++)
+            bytes += j->msgs[j->next_to_take + i].len;
+        count += k;
+        slices += k > 0;
+        int unlinked = k > 0 && !keeps_some;
+        if (k > 0 && visit != NULL)
+            visit(q, prev, j, k, ctx);
+        if (keeps_some || alone)
+            break;
+        if (!unlinked || visit == NULL)
+            prev = j;
+        j = next;
+    }
+    *n = count;
+    return slices;
+}
+
+static void move_into_batch(hb_queue *q, hb_job *prev, hb_job *j, size_t k, void *ctx)
+{
+    hb_batch *b = ctx;
+    hb_slice *s = &b->slices[b->nslices++];
+    *s = (hb_slice){j, j->next_to_take, k};
+    memcpy(b->msgs + b->n, j->msgs + s->first, k * sizeof *b->msgs);
+    for (size_t i = 0; i < k; i++)
+        b->bytes += b->msgs[b->n + i].len;
+    b->n += k;
+    j->next_to_take += k;
+    q->pending_messages -= k;
+    atomic_fetch_add(&j->refs, 1); /* the slice's reference */
+    if (j->next_to_take == j->n) {
+        unlink_job(q, prev, j);
+        hb_job_release(j); /* the queue's reference */
+    }
+}
+
+static hb_batch *take_jobs(hb_queue *q, const hb_take_limits *limits)
+{
+    size_t n, filled;
+    size_t nslices = walk_take(q, limits, NULL, NULL, &n);
+    if (nslices == 0)
+        return NULL;
+    hb_batch *b = batch_alloc(nslices, n);
+    if (b != NULL)
+        walk_take(q, limits, move_into_batch, b, &filled);
+    return b;
+}
+
+static hb_batch *take_fallback(hb_queue *q)
+{
+    hb_batch *b = q->fallback_head;
+    if (b != NULL) {
+        q->fallback_head = b->next;
+        if (q->fallback_head == NULL)
+            q->fallback_tail = NULL;
+        b->next = NULL;
+    }
+    return b;
+}
+
+static hb_batch *try_take(hb_queue *q, hb_taker taker, const hb_take_limits *limits)
+{
+    if (taker == HB_TAKER_CPU) {
+        hb_batch *b = take_fallback(q);
+        if (b != NULL || !q->cpu_takes_jobs)
+            return b;
+    }
+    return take_jobs(q, limits);
+}
+
+hb_batch *hb_queue_take(hb_queue *q, hb_taker taker, const hb_take_limits *limits, int wait)
+{
+    pthread_cond_t *cond = taker == HB_TAKER_CPU ? &q->cpu_work : &q->device_work;
+    pthread_mutex_lock(&q->lock);
+    hb_batch *b = try_take(q, taker, limits);
+    while (b == NULL && wait && !q->closing) {
+        pthread_cond_wait(cond, &q->lock);
+        b = try_take(q, taker, limits);
+    }
+    if (b == NULL && q->closing && taker == HB_TAKER_CPU)
+        b = take_fallback(q); /* fallbacks are finished even when closing */
+    if (b != NULL && q->head != NULL)
+        wake_takers(q); /* work is left: pass the wake-up on */
+    pthread_mutex_unlock(&q->lock);
+    return b;
+}
+
+void hb_queue_push_fallback(hb_queue *q, hb_batch *b)
+{
+    pthread_mutex_lock(&q->lock);
+    b->next = NULL;
+    if (q->fallback_tail)
+        q->fallback_tail->next = b;
+    else
+        q->fallback_head = b;
+    q->fallback_tail = b;
+    pthread_cond_signal(&q->cpu_work);
+    pthread_mutex_unlock(&q->lock);
+}
+
+/* Called with q->lock held. */
+static size_t withdraw_locked(hb_queue *q, hb_job *j)
+{
+    size_t taken = j->next_to_take;
+    if (j->queued) {
+        hb_job *prev = NULL;
+        for (hb_job *it = q->head; it != j; it = it->queue_next)
+            prev = it;
+        unlink_job(q, prev, j);
+        q->pending_messages -= j->n - j->next_to_take;
+        q->jobs_withdrawn++;
+        j->next_to_take = j->n;
+        hb_job_release(j); /* the queue's reference */
+    }
+    return taken;
+}
+
+size_t hb_queue_withdraw(hb_queue *q, hb_job *j, hb_status reason)
+{
+    pthread_mutex_lock(&q->lock);
+    int was_queued = j->queued;
+    size_t taken = withdraw_locked(q, j);
+    pthread_mutex_unlock(&q->lock);
+    if (was_queued)
+        hb_job_abandon(j, j->n - taken, reason);
+    return taken;
+}
+
+void hb_queue_close(hb_queue *q)
+{
+    pthread_mutex_lock(&q->lock);
+    q->closing = 1;
+    while (q->head != NULL) {
+        hb_job *j = q->head;
+        size_t taken = j->next_to_take;
+        atomic_fetch_add(&j->refs, 1);
+        withdraw_locked(q, j);
+        pthread_mutex_unlock(&q->lock);
+        hb_job_abandon(j, j->n - taken, HB_ERR_CLOSED);
+        hb_job_release(j);
+        pthread_mutex_lock(&q->lock);
+    }
+    pthread_cond_broadcast(&q->device_work);
+    pthread_cond_broadcast(&q->cpu_work);
+    pthread_mutex_unlock(&q->lock);
+}
+
+int hb_queue_is_closing(hb_queue *q)
+{
+    pthread_mutex_lock(&q->lock);
+    int closing = q->closing;
+    pthread_mutex_unlock(&q->lock);
+    return closing;
+}
+
+void hb_queue_depth(hb_queue *q, uint64_t *messages, uint64_t *jobs)
+{
+    pthread_mutex_lock(&q->lock);
+    *messages = q->pending_messages;
+    *jobs = q->pending_jobs;
+    pthread_mutex_unlock(&q->lock);
+}
+
+void hb_batch_deliver(hb_batch *b, hb_status status)
+{
+    size_t at = 0;
+    for (size_t s = 0; s < b->nslices; s++) {
+        hb_slice *slice = &b->slices[s];
+        if (status == HB_OK)
+            memcpy(slice->job->out + slice->first, b->digests + at,
+                   slice->count * sizeof(hb_digest));
+        at += slice->count;
+        hb_job_add_finished(slice->job, slice->count, status);
+    }
+}
+
+void hb_batch_free(hb_batch *b)
+{
+    if (b == NULL)
+        return;
+    for (size_t s = 0; s < b->nslices; s++)
+        hb_job_release(b->slices[s].job);
+    free(b->slices);
+    free(b->msgs);
+    free(b->digests);
+    free(b);
+}

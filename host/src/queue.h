@@ -1,0 +1,96 @@
+/*
+ * queue.h - the engine's one queue: jobs waiting, and batches taken.
+ *
+ * Owns: the FIFO of jobs that still have messages to hand out, cutting
+ * work off its head into batches that fit the taker (a device wants up to
+ * a staging buffer's worth, the CPU pool small pieces), the list of batches
+ * a faulty device handed back for the CPU, and wake-ups for idle workers.
+ * Consecutive messages of many jobs go into one batch: that is how small
+ * jobs from many threads share one device launch.
+ * Must not: hash, or decide which worker exists.
+ */
+#ifndef HB_QUEUE_H
+#define HB_QUEUE_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "hashbatch.h"
+#include "job.h"
+
+typedef struct {
+    hb_job *job;
+    size_t first; /* job message index */
+    size_t count;
+} hb_slice;
+
+/* A batch: slices of one or more jobs, flattened into one message array.
+ * digests[k] is the result (or carried state) of msgs[k]. */
+typedef struct hb_batch {
+    hb_slice *slices;
+    size_t nslices;
+    hb_msg *msgs;
+    hb_digest *digests;
+    size_t n;
+    uint64_t bytes;
+    struct hb_batch *next; /* in the fallback list, or a worker's list */
+} hb_batch;
+
+typedef struct {
+    uint64_t max_bytes;     /* stop adding messages past this many bytes */
+    size_t max_messages;
+    uint64_t alone_above;   /* a message longer than this is a batch alone */
+    int refuse_alone;       /* 1: take nothing if the head message is one */
+} hb_take_limits;
+
+typedef enum { HB_TAKER_DEVICE, HB_TAKER_CPU } hb_taker;
+
+typedef struct hb_queue {
+    pthread_mutex_t lock;
+    pthread_cond_t device_work; /* device workers wait here */
+    pthread_cond_t cpu_work;    /* CPU workers wait here */
+    hb_job *head, *tail;
+    uint64_t pending_messages;
+    uint64_t pending_jobs;
+    uint64_t jobs_withdrawn; /* jobs that lost messages to cancel or close */
+    hb_batch *fallback_head, *fallback_tail;
+    int cpu_takes_jobs; /* the pool hashes queued jobs, not only fallbacks */
+    int closing;
+} hb_queue;
+
+void hb_queue_init(hb_queue *q, int cpu_takes_jobs);
+void hb_queue_destroy(hb_queue *q);
+
+/* hb_queue_push: appends j (HB_ERR_CLOSED once closing). */
+hb_status hb_queue_push(hb_queue *q, hb_job *j);
+
+/* hb_queue_take: a batch for the taker, or NULL. With wait, sleeps until
+ * there is one or the queue closes (then NULL). CPU takers get fallback
+ * batches first. Out of memory, it returns NULL and the messages stay
+ * queued. */
+hb_batch *hb_queue_take(hb_queue *q, hb_taker taker, const hb_take_limits *limits, int wait);
+
+/* hb_queue_push_fallback: hands a batch to the CPU pool. */
+void hb_queue_push_fallback(hb_queue *q, hb_batch *b);
+
+/* hb_queue_withdraw: takes j out of the queue (if there); returns how many
+ * of its messages had been handed out, and abandons the rest with
+ * `reason`. */
+size_t hb_queue_withdraw(hb_queue *q, hb_job *j, hb_status reason);
+
+/* hb_queue_close: from now on pushes fail and waiting takers wake; every
+ * job still queued is withdrawn with HB_ERR_CLOSED. */
+void hb_queue_close(hb_queue *q);
+
+/* hb_queue_is_closing: 1 once hb_queue_close has begun. */
+int hb_queue_is_closing(hb_queue *q);
+
+/* hb_queue_depth: pending messages and jobs, now. */
+void hb_queue_depth(hb_queue *q, uint64_t *messages, uint64_t *jobs);
+
+/* hb_batch_deliver: writes each slice's digests into its job's output and
+ * counts them finished with `status` (results are not copied unless OK). */
+void hb_batch_deliver(hb_batch *b, hb_status status);
+void hb_batch_free(hb_batch *b);
+
+#endif /* HB_QUEUE_H */

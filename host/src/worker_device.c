@@ -1,0 +1,210 @@
+/*
+ * worker_device.c - a device worker: keeps one OpenCL device busy.
+ *
+ * Owns: the device loop. It takes a batch (up to a staging buffer's worth)
+ * whenever a staging slot is free, plans it, and enqueues its launches;
+ * it collects the oldest launch when the ring is full or the queue is
+ * empty. A batch whose launches are all collected is turned into digests,
+ * verified, and delivered. Between the launches of a long message it takes
+ * short work too, so a huge message does not hold small jobs up. On a
+ * device error everything in flight goes back, whole, to the CPU pool (or
+ * fails, without fallback); a mismatch or repeated errors quarantine it.
+ * Must not: call OpenCL except through backend_opencl.c, or let any batch
+ * it took go undelivered.
+ */
+#include <stdlib.h>
+
+#include "engine_internal.h"
+#include "plan.h"
+#include "verify.h"
+
+#define TAKE_STAGINGS 4u
+
+typedef struct device_batch {
+    hb_batch *batch;
+    hb_plan plan;
+    size_t collected;
+    struct device_batch *next;
+} device_batch;
+
+typedef struct {
+    hb_worker *worker;
+    hb_engine *engine;
+    hb_opencl *cl;
+    device_batch *in_flight; /* batches with launches not yet collected */
+    hb_take_limits limits;
+    hb_take_limits short_limits;
+    int broken; /* an error handed everything back: stop the current batch */
+    int quarantined;
+} device_loop;
+
+static void unlink_batch(device_loop *loop, device_batch *db)
+{
+    device_batch **at = &loop->in_flight;
+    while (*at != db)
+        at = &(*at)->next;
+    *at = db->next;
+}
+
+static void free_device_batch(device_batch *db)
+{
+    hb_plan_free(&db->plan);
+    free(db);
+}
+
+/* The batch's results are in: verify them and deliver, or hand back. */
+static void complete_batch(device_loop *loop, device_batch *db)
+{
+    hb_engine *e = loop->engine;
+    hb_batch *b = db->batch;
+    unlink_batch(loop, db);
+    hb_states_to_digests(b->digests, b->n);
+    uint64_t rng = hb_engine_next_random(e);
+    hb_verify_result check = {0, 0};
+    hb_status st = hb_verify_batch(b->msgs, b->n, (const hb_digest *)b->digests, e->settings.verify,
+                                   e->settings.sample_per_mille, &rng, &check);
+    hb_engine_count_verify(e, check.checked, check.mismatches);
+    if (st != HB_OK || check.mismatches > 0) {
+        /* never deliver a doubtful batch: the CPU recomputes all of it */
+        hb_engine_count_device_error(e, loop->worker, 1);
+        hb_queue_push_fallback(&e->queue, b);
+        if (check.mismatches > 0) {
+            loop->quarantined = 1;
+            hb_engine_quarantine(e, loop->worker);
+        }
+    } else {
+        loop->worker->consecutive_errors = 0;
+        hb_engine_count_batch(e, loop->worker, b, 0, db->plan.nlaunches);
+        hb_batch_deliver(b, HB_OK);
+        hb_batch_free(b);
+    }
+    free_device_batch(db);
+}
+
+/* After a device error: everything in flight goes back or fails. */
+static void fail_all(device_loop *loop)
+{
+    hb_engine *e = loop->engine;
+    hb_opencl_reset(loop->cl);
+    size_t handed_back = 0;
+    while (loop->in_flight != NULL) {
+        device_batch *db = loop->in_flight;
+        loop->in_flight = db->next;
+        if (e->settings.cpu_fallback) {
+            hb_queue_push_fallback(&e->queue, db->batch);
+        } else {
+            hb_batch_deliver(db->batch, HB_ERR_DEVICE);
+            hb_batch_free(db->batch);
+        }
+        handed_back++;
+        free_device_batch(db);
+    }
+    loop->broken = 1;
+    hb_engine_count_device_error(e, loop->worker, e->settings.cpu_fallback ? handed_back : 0);
+    if (++loop->worker->consecutive_errors >= HB_QUARANTINE_AFTER_ERRORS) {
+        loop->quarantined = 1;
+        hb_engine_quarantine(e, loop->worker);
+    }
+}
+
+static void collect_one(device_loop *loop)
+{
+    void *tag = NULL;
+    if (hb_opencl_collect(loop->cl, &tag, &loop->engine->error) != HB_OK) {
+        fail_all(loop);
+        return;
+    }
+    device_batch *db = tag;
+    if (++db->collected == db->plan.nlaunches)
+        complete_batch(loop, db);
+}
+
+static void enqueue_launch(device_loop *loop, device_batch *db, size_t k)
+{
+    while (!loop->broken && hb_opencl_free_slots(loop->cl) == 0)
+        collect_one(loop);
+    while (!loop->broken && db->plan.launches[k].continues && hb_opencl_in_flight(loop->cl) > 0)
+        collect_one(loop);
+    if (loop->broken)
+        return;
+    if (hb_opencl_enqueue(loop->cl, &db->plan, k, db->batch->msgs, db->batch->digests,
+                          &loop->engine->faults, db, &loop->engine->error) != HB_OK)
+        fail_all(loop);
+}
+
+static void run_batch(device_loop *loop, hb_batch *b, int may_interleave);
+
+/* Between launches of a long batch: one batch of short work, if any. */
+static void interleave_short_work(device_loop *loop)
+{
+    hb_batch *b = hb_queue_take(&loop->engine->queue, HB_TAKER_DEVICE, &loop->short_limits, 0);
+    if (b != NULL)
+        run_batch(loop, b, 0);
+}
+
+static void run_batch(device_loop *loop, hb_batch *b, int may_interleave)
+{
+    device_batch *db = calloc(1, sizeof *db);
+    if (db == NULL || hb_plan_build(&db->plan, b->msgs, b->n,
+                                    hb_opencl_staging_bytes(loop->cl)) != HB_OK) {
+        free(db);
+        hb_queue_push_fallback(&loop->engine->queue, b); /* the CPU needs no plan */
+        return;
+    }
+    db->batch = b;
+    db->next = loop->in_flight;
+    loop->in_flight = db;
+    loop->broken = 0;
+    for (size_t k = 0; k < db->plan.nlaunches && !loop->broken; k++) {
+        if (may_interleave && db->plan.launches[k].continues)
+            interleave_short_work(loop);
+        if (!loop->broken)
+            enqueue_launch(loop, db, k);
+    }
+}
+
+static void init_loop(device_loop *loop, hb_worker *w)
+{
+    size_t staging = hb_opencl_staging_bytes(w->device);
+    *loop = (device_loop){.worker = w, .engine = w->engine, .cl = w->device};
+    /* several staging buffers per take: more messages of each length, so
+     * the plan fills its launches */
+    loop->limits = (hb_take_limits){staging * TAKE_STAGINGS, hb_plan_lanes_max(staging) * TAKE_STAGINGS,
+                                    staging / 4, 0};
+    loop->short_limits = loop->limits;
+    loop->short_limits.refuse_alone = 1;
+}
+
+void *hb_device_worker_main(void *arg)
+{
+    hb_worker *w = arg;
+    device_loop loop;
+    init_loop(&loop, w);
+    uint64_t busy_since = 0;
+    while (!loop.quarantined) {
+        int idle = hb_opencl_in_flight(loop.cl) == 0;
+        if (idle && busy_since != 0) {
+            hb_engine_count_batch(w->engine, w, NULL, hb_now_ns() - busy_since, 0);
+            busy_since = 0;
+        }
+        if (hb_opencl_free_slots(loop.cl) > 0) {
+            hb_batch *b = hb_queue_take(&w->engine->queue, HB_TAKER_DEVICE, &loop.limits, idle);
+            if (b != NULL) {
+                if (busy_since == 0)
+                    busy_since = hb_now_ns();
+                run_batch(&loop, b, 1);
+                continue;
+            }
+            if (idle && hb_queue_is_closing(&w->engine->queue))
+                break;
+            if (idle)
+                continue;
+        }
+        collect_one(&loop);
+    }
+    while (hb_opencl_in_flight(loop.cl) > 0 && loop.in_flight != NULL)
+        collect_one(&loop);
+    if (busy_since != 0)
+        hb_engine_count_batch(w->engine, w, NULL, hb_now_ns() - busy_since, 0);
+    return NULL;
+}
