@@ -6,6 +6,8 @@
  * printing the median with the spread. Builds the batch once; the first
  * batch is a warm-up and is not timed.
  * Usage: hb_throughput BACKEND MESSAGE_BYTES COUNT [RUNS] [VERIFY]
+ * BACKEND: auto, opencl, cpu, or all (auto with device "all": every
+ * OpenCL device and the CPU pool side by side).
  * Prints one line: backend, size, count, median GB/s, min, max, Mmsg/s.
  */
 #include <hashbatch.h>
@@ -42,7 +44,7 @@ static unsigned char *make_data(size_t bytes)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: hb_throughput auto|opencl|cpu MESSAGE_BYTES COUNT [RUNS] "
+    fprintf(stderr, "usage: hb_throughput auto|opencl|cpu|all MESSAGE_BYTES COUNT [RUNS] "
                     "[off|sample|full]\n");
     return 2;
 }
@@ -55,7 +57,10 @@ int main(int argc, char **argv)
     hb_config_init(&cfg);
     size_t size = strtoull(argv[2], NULL, 10), count = strtoull(argv[3], NULL, 10);
     int runs = argc > 4 ? atoi(argv[4]) : 5;
-    if (hb_backend_parse(argv[1], &cfg.backend) != HB_OK || count == 0 || runs < 1 ||
+    int all = strcmp(argv[1], "all") == 0; /* auto with every device and the pool */
+    if (all)
+        cfg.device = "all";
+    if ((!all && hb_backend_parse(argv[1], &cfg.backend) != HB_OK) || count == 0 || runs < 1 ||
         (argc > 5 && hb_verify_parse(argv[5], &cfg.verify) != HB_OK))
         return usage();
 

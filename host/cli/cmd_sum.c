@@ -41,7 +41,10 @@ static void help(void)
            "                read files in groups of at most N bytes (suffixes\n"
            "                K, M, G; default 64M), each group hashed at once;\n"
            "                bigger files are memory-mapped and hashed alone\n"
-           "  -v, --verbose print the engine used and its counters on stderr\n"
+           "  -v, --verbose, --stats\n"
+           "                print the engine used and its counters (messages,\n"
+           "                bytes, launches, verification, fallbacks, and per\n"
+           "                device: bytes and busy time) on stderr\n"
            "  -h, --help    print this help and exit\n\n" CLI_ENGINE_ENV_HELP "\n"
            "Exit status: 0 if all files were hashed, 1 if some could not be\n"
            "read (the others are still hashed) or the engine failed, 2 on a\n"
@@ -79,6 +82,7 @@ static int parse(int argc, char **argv, sum_opts *o)
         CLI_ENGINE_LONG_OPTIONS,
         {"batch-bytes", required_argument, NULL, OPT_BATCH_BYTES},
         {"verbose", no_argument, NULL, OPT_VERBOSE},
+        {"stats", no_argument, NULL, OPT_VERBOSE},
         {"help", no_argument, NULL, CLI_OPT_HELP},
         {NULL, 0, NULL, 0}};
     int c;
@@ -112,7 +116,8 @@ static int parse(int argc, char **argv, sum_opts *o)
     return -1;
 }
 
-/* report: --verbose's lines on stderr: the engine and its counters. */
+/* report: --verbose's (--stats') lines on stderr: the engine, its
+ * counters, and one line per device and for the CPU pool. */
 static void report(const hb_engine *e)
 {
     hb_stats st;
@@ -128,6 +133,17 @@ static void report(const hb_engine *e)
             CLI_PROGRAM, st.messages, st.bytes, st.batches, st.device_launches, st.device_bytes,
             st.cpu_bytes, st.verified, st.verify_mismatches, st.fallbacks, st.device_errors,
             st.quarantined ? ", device quarantined" : "");
+    for (unsigned i = 0; i < st.ndevices; i++) {
+        const hb_device_stats *d = &st.device[i];
+        double busy = (double)d->busy_ns * 1e-9;
+        fprintf(stderr,
+                "%s:   %s: %" PRIu64 " messages, %" PRIu64 " bytes, %" PRIu64
+                " batches, %" PRIu64 " launches, busy %.3f s (%.2f GB/s while busy), %" PRIu64
+                " errors%s\n",
+                CLI_PROGRAM, d->name, d->messages, d->bytes, d->batches, d->launches, busy,
+                busy > 0 ? (double)d->bytes / busy / 1e9 : 0.0, d->errors,
+                d->quarantined ? ", quarantined" : "");
+    }
 }
 
 /* run: hashes every file in order; returns the exit status. */

@@ -14,10 +14,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "backend_cpu.h"
 #include "devices.h"
 #include "engine_internal.h"
 
 #define DEFAULT_RING_DEPTH 3u
+#define INLINE_MESSAGES_MAX 64u
+#define INLINE_BYTES_MAX ((uint64_t)64 << 10)
 
 uint64_t hb_now_ns(void)
 {
@@ -142,10 +145,12 @@ static hb_status start_workers(hb_engine *e, hb_opencl **devices, size_t ndevice
         add_stats_entry(e, name, 0);
     }
     unsigned cpu_index = e->ndevice_stats;
+    e->cpu_stats_index = cpu_index;
     add_stats_entry(e, "cpu pool (OpenSSL)", 1);
     for (size_t i = ndevices; i < e->nworkers; i++)
         e->workers[i] = (hb_worker){.engine = e, .stats_index = cpu_index};
     hb_queue_init(&e->queue, pool_participates(e));
+    e->queue.owner = e;
     for (size_t i = 0; i < e->nworkers; i++) {
         hb_worker *w = &e->workers[i];
         if (pthread_create(&w->thread, NULL, w->device ? hb_device_worker_main : hb_cpu_worker_main,
@@ -282,15 +287,62 @@ hb_status hb_submit(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_
     return HB_OK;
 }
 
+/* A small batch on an engine whose CPU pool takes jobs is hashed right
+ * here: queueing it would cost more than hashing it. */
+static int hash_inline(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
+{
+    if (n > INLINE_MESSAGES_MAX || !hb_queue_cpu_takes_jobs(&e->queue))
+        return 0;
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((bytes += m[i].len) > INLINE_BYTES_MAX)
+            return 0;
+    uint64_t start = hb_now_ns();
+    hb_cpu_hash(m, NULL, n, out);
+    pthread_mutex_lock(&e->stats_lock);
+    hb_device_stats *pool = &e->device_stats[e->cpu_stats_index];
+    pool->busy_ns += hb_now_ns() - start;
+    pool->messages += n;
+    pool->bytes += bytes;
+    pool->batches++;
+    e->stats.jobs_submitted++;
+    e->stats.messages += n;
+    e->stats.bytes += bytes;
+    e->stats.cpu_bytes += bytes;
+    e->stats.batches++;
+    pthread_mutex_unlock(&e->stats_lock);
+    atomic_fetch_add(&e->jobs_completed, 1);
+    return 1;
+}
+
 hb_status hb_sha1_batch(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
 {
+    hb_status st = check_batch_arguments(e, m, n, out);
+    if (st != HB_OK || hash_inline(e, m, n, out))
+        return st;
     hb_job *j;
-    hb_status st = hb_submit(e, m, n, out, &j);
+    st = hb_submit(e, m, n, out, &j);
     if (st != HB_OK)
         return st;
     st = hb_job_wait(j, -1);
     hb_job_free(j);
     return st;
+}
+
+/* A thread that will wait for good first hashes what of its own job is
+ * still queued, when the CPU pool takes jobs: no hand-off to a worker and
+ * back, which is most of a small job's cost. */
+hb_status hb_job_wait(hb_job *j, int64_t timeout_ns)
+{
+    if (j == NULL)
+        return HB_ERR_NULL_ARGUMENT;
+    hb_queue *q = j->queue;
+    if (timeout_ns < 0 && q != NULL) {
+        hb_batch *b;
+        while ((b = hb_queue_take_own(q, j, &hb_cpu_take_limits)) != NULL)
+            hb_cpu_run_batch(q->owner, b);
+    }
+    return hb_job_wait_only(j, timeout_ns);
 }
 
 /* A job knows the queue it was put in (not the engine): cancel withdraws

@@ -34,6 +34,7 @@ struct hb_engine {
     hb_backend_kind backend; /* OPENCL or CPU: what hashes queued jobs */
     hb_queue queue;
     hb_worker *workers;
+    unsigned cpu_stats_index; /* the CPU pool's entry in device_stats */
     size_t nworkers;
     size_t ndevices;         /* workers[0, ndevices) are devices */
     atomic_int devices_alive;
@@ -53,6 +54,11 @@ struct hb_engine {
 
 /* Worker thread entry points (worker_cpu.c, worker_device.c). */
 void *hb_cpu_worker_main(void *worker);
+
+/* hb_cpu_run_batch: hashes b with OpenSSL on this thread, counts it for
+ * the CPU pool, delivers and frees it (worker_cpu.c). */
+void hb_cpu_run_batch(hb_engine *e, hb_batch *b);
+extern const hb_take_limits hb_cpu_take_limits;
 void *hb_device_worker_main(void *worker);
 
 /* hb_engine_count_batch: a batch a worker is about to deliver (counted

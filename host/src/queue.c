@@ -173,6 +173,21 @@ static hb_batch *take_jobs(hb_queue *q, const hb_take_limits *limits)
     return b;
 }
 
+hb_batch *hb_queue_take_own(hb_queue *q, hb_job *j, const hb_take_limits *limits)
+{
+    hb_batch *b = NULL;
+    pthread_mutex_lock(&q->lock);
+    size_t k = q->cpu_takes_jobs && j->queued ? messages_fitting(j, limits, 0, 0) : 0;
+    if (k > 0 && (b = batch_alloc(1, k)) != NULL) {
+        hb_job *prev = NULL;
+        for (hb_job *it = q->head; it != j; it = it->queue_next)
+            prev = it;
+        move_into_batch(q, prev, j, k, b);
+    }
+    pthread_mutex_unlock(&q->lock);
+    return b;
+}
+
 static hb_batch *take_fallback(hb_queue *q)
 {
     hb_batch *b = q->fallback_head;
@@ -270,6 +285,14 @@ void hb_queue_close(hb_queue *q)
     pthread_cond_broadcast(&q->device_work);
     pthread_cond_broadcast(&q->cpu_work);
     pthread_mutex_unlock(&q->lock);
+}
+
+int hb_queue_cpu_takes_jobs(hb_queue *q)
+{
+    pthread_mutex_lock(&q->lock);
+    int takes = q->cpu_takes_jobs;
+    pthread_mutex_unlock(&q->lock);
+    return takes;
 }
 
 int hb_queue_is_closing(hb_queue *q)

@@ -55,6 +55,7 @@ typedef struct hb_queue {
     uint64_t jobs_withdrawn; /* jobs that lost messages to cancel or close */
     hb_batch *fallback_head, *fallback_tail;
     int cpu_takes_jobs; /* the pool hashes queued jobs, not only fallbacks */
+    struct hb_engine *owner; /* for a waiter that helps (stats) */
     int closing;
 } hb_queue;
 
@@ -70,6 +71,12 @@ hb_status hb_queue_push(hb_queue *q, hb_job *j);
  * queued. */
 hb_batch *hb_queue_take(hb_queue *q, hb_taker taker, const hb_take_limits *limits, int wait);
 
+/* hb_queue_take_own: for a thread about to wait on j: a batch of j's own
+ * messages that nobody has taken yet, if the CPU pool takes queued jobs
+ * (so the waiter hashes them itself instead of waking a worker); else
+ * NULL. */
+hb_batch *hb_queue_take_own(hb_queue *q, hb_job *j, const hb_take_limits *limits);
+
 /* hb_queue_push_fallback: hands a batch to the CPU pool. */
 void hb_queue_push_fallback(hb_queue *q, hb_batch *b);
 
@@ -81,6 +88,9 @@ size_t hb_queue_withdraw(hb_queue *q, hb_job *j, hb_status reason);
 /* hb_queue_close: from now on pushes fail and waiting takers wake; every
  * job still queued is withdrawn with HB_ERR_CLOSED. */
 void hb_queue_close(hb_queue *q);
+
+/* hb_queue_cpu_takes_jobs: 1 while the CPU pool hashes queued jobs. */
+int hb_queue_cpu_takes_jobs(hb_queue *q);
 
 /* hb_queue_is_closing: 1 once hb_queue_close has begun. */
 int hb_queue_is_closing(hb_queue *q);

@@ -1,7 +1,8 @@
 /*
  * worker_cpu.c - a CPU worker: takes batches, hashes them with OpenSSL.
  *
- * Owns: the CPU worker loop. It takes batches a faulty device handed back
+ * Owns: the CPU worker loop, and hashing one batch on the CPU (which a
+ * thread waiting on its own job also does, rather than wake a worker). It takes batches a faulty device handed back
  * first, then (when the pool is a participant) queued jobs, in small
  * pieces so every worker gets a share; it exits when the engine closes
  * and no device can hand it more.
@@ -13,11 +14,12 @@
 #define CPU_TAKE_BYTES ((uint64_t)256 << 10)
 #define CPU_TAKE_MESSAGES 1024u
 
+const hb_take_limits hb_cpu_take_limits = {CPU_TAKE_BYTES, CPU_TAKE_MESSAGES, CPU_TAKE_BYTES, 0};
+
 static hb_batch *next_batch(hb_engine *e)
 {
-    static const hb_take_limits limits = {CPU_TAKE_BYTES, CPU_TAKE_MESSAGES, CPU_TAKE_BYTES, 0};
     for (;;) {
-        hb_batch *b = hb_queue_take(&e->queue, HB_TAKER_CPU, &limits, 1);
+        hb_batch *b = hb_queue_take(&e->queue, HB_TAKER_CPU, &hb_cpu_take_limits, 1);
         if (b != NULL || atomic_load(&e->devices_done))
             return b;
         /* closing, but a device may still hand work back: wait for it */
@@ -28,17 +30,21 @@ static hb_batch *next_batch(hb_engine *e)
     }
 }
 
+void hb_cpu_run_batch(hb_engine *e, hb_batch *b)
+{
+    uint64_t start = hb_now_ns();
+    hb_cpu_hash(b->msgs, NULL, b->n, b->digests);
+    hb_worker pool = {.engine = e, .stats_index = e->cpu_stats_index};
+    hb_engine_count_batch(e, &pool, b, hb_now_ns() - start, 0);
+    hb_batch_deliver(b, HB_OK);
+    hb_batch_free(b);
+}
+
 void *hb_cpu_worker_main(void *arg)
 {
     hb_worker *w = arg;
-    hb_engine *e = w->engine;
     hb_batch *b;
-    while ((b = next_batch(e)) != NULL) {
-        uint64_t start = hb_now_ns();
-        hb_cpu_hash(b->msgs, NULL, b->n, b->digests);
-        hb_engine_count_batch(e, w, b, hb_now_ns() - start, 0);
-        hb_batch_deliver(b, HB_OK);
-        hb_batch_free(b);
-    }
+    while ((b = next_batch(w->engine)) != NULL)
+        hb_cpu_run_batch(w->engine, b);
     return NULL;
 }
