@@ -270,7 +270,9 @@ typedef struct {
     uint64_t jobs_completed;   /* finished with HB_OK */
     uint64_t jobs_cancelled;   /* finished by cancel or close */
     uint64_t device_launches;  /* kernel launches, all devices */
-    uint64_t device_bytes;     /* message bytes hashed on OpenCL devices */
+    uint64_t device_bytes;     /* message bytes whose digests came from OpenCL
+                                  devices (not counting batches redone on
+                                  the CPU after a mismatch or error) */
     uint64_t cpu_bytes;        /* message bytes hashed by the CPU pool */
     uint64_t verified;         /* messages recomputed by verification */
     uint64_t verify_mismatches;/* verification mismatches detected */

@@ -402,6 +402,13 @@ void hb_engine_count_verify(hb_engine *e, size_t checked, size_t mismatches)
     pthread_mutex_unlock(&e->stats_lock);
 }
 
+void hb_engine_count_fallback(hb_engine *e)
+{
+    pthread_mutex_lock(&e->stats_lock);
+    e->stats.fallbacks++;
+    pthread_mutex_unlock(&e->stats_lock);
+}
+
 void hb_engine_count_device_error(hb_engine *e, hb_worker *w, size_t batches_handed_back)
 {
     pthread_mutex_lock(&e->stats_lock);

@@ -72,6 +72,9 @@ void hb_engine_count_batch(hb_engine *e, const hb_worker *w, const hb_batch *b,
  * of them mismatched. */
 void hb_engine_count_verify(hb_engine *e, size_t checked, size_t mismatches);
 
+/* hb_engine_count_fallback: a device batch handed to the CPU whole. */
+void hb_engine_count_fallback(hb_engine *e);
+
 /* hb_engine_count_device_error: an OpenCL error on w's device, with the
  * number of batches it handed back (fallbacks). */
 void hb_engine_count_device_error(hb_engine *e, hb_worker *w, size_t batches_handed_back);

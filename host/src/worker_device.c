@@ -64,9 +64,10 @@ static void complete_batch(device_loop *loop, device_batch *db)
     hb_status st = hb_verify_batch(b->msgs, b->n, (const hb_digest *)b->digests, e->settings.verify,
                                    e->settings.sample_per_mille, &rng, &check);
     hb_engine_count_verify(e, check.checked, check.mismatches);
+    hb_engine_count_batch(e, loop->worker, NULL, 0, db->plan.nlaunches);
     if (st != HB_OK || check.mismatches > 0) {
         /* never deliver a doubtful batch: the CPU recomputes all of it */
-        hb_engine_count_device_error(e, loop->worker, 1);
+        hb_engine_count_fallback(e);
         hb_queue_push_fallback(&e->queue, b);
         if (check.mismatches > 0) {
             loop->quarantined = 1;
@@ -74,7 +75,7 @@ static void complete_batch(device_loop *loop, device_batch *db)
         }
     } else {
         loop->worker->consecutive_errors = 0;
-        hb_engine_count_batch(e, loop->worker, b, 0, db->plan.nlaunches);
+        hb_engine_count_batch(e, loop->worker, b, 0, 0);
         hb_batch_deliver(b, HB_OK);
         hb_batch_free(b);
     }

@@ -1,0 +1,494 @@
+/*
+ * test_util.c - helpers shared by the Check suites (see test_util.h).
+ *
+ * Owns: engine opening for tests, the OpenSSL oracle, hex, the CAVP .rsp
+ * parser, the PRNG and message sets. Must not: depend on anything the
+ * library computes when building an expectation.
+ */
+#include "test_util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#ifndef HB_TESTDATA_DIR
+#define HB_TESTDATA_DIR "../shared/testdata"
+#endif
+
+const hb_backend_kind tu_backends[] = {HB_BACKEND_CPU, HB_BACKEND_OPENCL};
+const size_t tu_backend_count = sizeof tu_backends / sizeof tu_backends[0];
+
+/* ---- engines -------------------------------------------------------- */
+
+void tu_config(hb_config *cfg, hb_backend_kind kind)
+{
+    hb_config_init(cfg);
+    cfg->backend = kind;
+    cfg->use_environment = 0;
+    cfg->verify = HB_VERIFY_OFF;
+    cfg->cpu_fallback = 0;
+    cfg->seed = 0x5eed5eedu;
+}
+
+hb_engine *tu_open_cfg(const hb_config *cfg)
+{
+    hb_engine *e = NULL;
+    hb_status st = hb_engine_open(&e, cfg);
+    ck_assert_msg(st == HB_OK, "hb_engine_open(backend %s) = %s (%s): %s",
+                  hb_backend_name(cfg->backend), hb_status_name(st),
+                  hb_status_str(st), hb_engine_last_error(NULL));
+    ck_assert_ptr_nonnull(e);
+    return e;
+}
+
+hb_engine *tu_open(hb_backend_kind kind)
+{
+    hb_config cfg;
+    tu_config(&cfg, kind);
+    return tu_open_cfg(&cfg);
+}
+
+void tu_batch(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
+{
+    hb_status st = hb_sha1_batch(e, m, n, out);
+    ck_assert_msg(st == HB_OK, "hb_sha1_batch(n=%zu) on %s = %s: %s", n,
+                  hb_engine_describe(e), hb_status_name(st),
+                  hb_engine_last_error(e));
+}
+
+void tu_assert_clean(const hb_engine *e)
+{
+    hb_stats s;
+    ck_assert_int_eq(hb_engine_stats(e, &s), HB_OK);
+    ck_assert_msg(s.verify_mismatches == 0 && s.fallbacks == 0 &&
+                      s.device_errors == 0 && s.quarantined == 0,
+                  "engine %s not clean: mismatches %llu, fallbacks %llu, "
+                  "device errors %llu, quarantined %d",
+                  hb_engine_describe(e),
+                  (unsigned long long)s.verify_mismatches,
+                  (unsigned long long)s.fallbacks,
+                  (unsigned long long)s.device_errors, s.quarantined);
+    if (hb_engine_backend(e) == HB_BACKEND_OPENCL) {
+        ck_assert_msg(s.device_bytes == s.bytes,
+                      "opencl engine hashed %llu of %llu bytes on the device",
+                      (unsigned long long)s.device_bytes,
+                      (unsigned long long)s.bytes);
+        ck_assert_msg(s.messages == 0 || s.device_launches > 0,
+                      "opencl engine completed %llu messages with no launch",
+                      (unsigned long long)s.messages);
+    }
+}
+
+/* ---- oracle --------------------------------------------------------- */
+
+void tu_sha1(const void *data, size_t len, uint8_t out[20])
+{
+    unsigned int outlen = 0;
+    static const uint8_t empty[1] = {0};
+    int ok = EVP_Digest(len ? data : empty, len, out, &outlen, EVP_sha1(),
+                        NULL);
+    /* No ck_assert here: the oracle also runs outside test cases (in
+     * main, before forking), where Check cannot report. */
+    if (ok != 1 || outlen != 20) {
+        fprintf(stderr, "EVP_Digest failed\n");
+        abort();
+    }
+}
+
+hb_digest *tu_oracle(const hb_msg *m, size_t n)
+{
+    hb_digest *want = tu_digests(n);
+    for (size_t i = 0; i < n; i++)
+        tu_sha1(m[i].data, m[i].len, want[i]);
+    return want;
+}
+
+size_t tu_count_mismatches(const hb_msg *m, size_t n, hb_digest *want,
+                           hb_digest *got, const char *what)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (memcmp(want[i], got[i], 20) == 0)
+            continue;
+        if (bad < 5) {
+            char w[41], g[41];
+            tu_hex(want[i], 20, w);
+            tu_hex(got[i], 20, g);
+            fprintf(stderr, "%s: message %zu (len %zu): want %s got %s\n",
+                    what, i, m ? m[i].len : (size_t)0, w, g);
+        }
+        bad++;
+    }
+    return bad;
+}
+
+void tu_assert_digests(const hb_msg *m, size_t n, hb_digest *want,
+                       hb_digest *got, const char *what)
+{
+    size_t bad = tu_count_mismatches(m, n, want, got, what);
+    ck_assert_msg(bad == 0, "%s: %zu of %zu digests wrong (first ones on "
+                  "stderr)", what, bad, n);
+}
+
+/* ---- hex ------------------------------------------------------------ */
+
+void tu_hex(const uint8_t *bytes, size_t len, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < len; i++) {
+        out[2 * i] = digits[bytes[i] >> 4];
+        out[2 * i + 1] = digits[bytes[i] & 15];
+    }
+    out[2 * len] = '\0';
+}
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+long tu_unhex(const char *hex, uint8_t *out, size_t cap)
+{
+    size_t n = strlen(hex);
+    if (n % 2 != 0 || n / 2 > cap)
+        return -1;
+    for (size_t i = 0; i < n / 2; i++) {
+        int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        out[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return (long)(n / 2);
+}
+
+/* ---- CAVP ----------------------------------------------------------- */
+
+/* trim: strips leading/trailing whitespace (CR included) in place. */
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+/* split_kv: "Key = Value" into key and value; 0 if the line is not one. */
+static int split_kv(char *line, char **key, char **value)
+{
+    char *eq = strchr(line, '=');
+    if (!eq)
+        return 0;
+    *eq = '\0';
+    *key = trim(line);
+    *value = trim(eq + 1);
+    return 1;
+}
+
+static int rsp_fail(FILE *f, const char *path, unsigned lineno,
+                    const char *why, tu_rsp *r)
+{
+    fprintf(stderr, "%s:%u: %s\n", path, lineno, why);
+    fclose(f);
+    tu_rsp_free(r);
+    return -1;
+}
+
+static tu_vector *rsp_new_vector(tu_rsp *r)
+{
+    tu_vector *v = realloc(r->vectors, (r->nvectors + 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    r->vectors = v;
+    memset(&v[r->nvectors], 0, sizeof *v);
+    return &v[r->nvectors++];
+}
+
+static int rsp_add_checkpoint(tu_rsp *r, const char *hex)
+{
+    uint8_t (*c)[20] = realloc(r->checkpoints,
+                               (r->ncheckpoints + 1) * sizeof *c);
+    if (!c)
+        return -1;
+    r->checkpoints = c;
+    return tu_unhex(hex, c[r->ncheckpoints++], 20) == 20 ? 0 : -1;
+}
+
+/* rsp_set_msg: the Msg line of v, whose len (bytes) is already known. */
+static int rsp_set_msg(tu_vector *v, const char *hex)
+{
+    size_t hexlen = strlen(hex);
+    if (v->len == 0)
+        return 0; /* "Msg = 00" stands for the empty message */
+    if (hexlen != 2 * v->len)
+        return -1;
+    v->msg = malloc(v->len);
+    if (!v->msg)
+        return -1;
+    return tu_unhex(hex, v->msg, v->len) == (long)v->len ? 0 : -1;
+}
+
+int tu_rsp_load(const char *path, tu_rsp *r)
+{
+    memset(r, 0, sizeof *r);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "%s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    /* LongMsg lines are long: Msg of up to ~51,000 bits, as hex. */
+    size_t cap = 1 << 20;
+    char *buf = malloc(cap);
+    if (!buf) {
+        fclose(f);
+        return -1;
+    }
+    tu_vector *cur = NULL;
+    int in_monte = 0, rc = 0;
+    unsigned lineno = 0;
+    while (fgets(buf, (int)cap, f)) {
+        lineno++;
+        char *line = trim(buf), *key, *value;
+        if (*line == '\0' || *line == '#' || *line == '[')
+            continue;
+        if (!split_kv(line, &key, &value)) {
+            rc = -1;
+            break;
+        }
+        if (strcmp(key, "Len") == 0) {
+            char *end;
+            unsigned long bits = strtoul(value, &end, 10);
+            if (*end != '\0' || bits % 8 != 0 || !(cur = rsp_new_vector(r))) {
+                rc = -1;
+                break;
+            }
+            cur->len = bits / 8;
+        } else if (strcmp(key, "Msg") == 0) {
+            if (!cur || rsp_set_msg(cur, value) != 0) {
+                rc = -1;
+                break;
+            }
+        } else if (strcmp(key, "MD") == 0) {
+            if (in_monte) {
+                if (rsp_add_checkpoint(r, value) != 0) {
+                    rc = -1;
+                    break;
+                }
+            } else if (!cur || tu_unhex(value, cur->md, 20) != 20) {
+                rc = -1;
+                break;
+            } else {
+                cur = NULL; /* one MD per vector */
+            }
+        } else if (strcmp(key, "Seed") == 0) {
+            if (tu_unhex(value, r->seed, 20) != 20) {
+                rc = -1;
+                break;
+            }
+            r->has_seed = 1;
+        } else if (strcmp(key, "COUNT") == 0) {
+            char *end;
+            unsigned long count = strtoul(value, &end, 10);
+            if (*end != '\0' || count != r->ncheckpoints) {
+                rc = -1;
+                break;
+            }
+            in_monte = 1;
+        }
+        /* other keys (L) carry nothing we need */
+    }
+    free(buf);
+    if (rc != 0)
+        return rsp_fail(f, path, lineno, "malformed line", r);
+    fclose(f);
+    return 0;
+}
+
+void tu_rsp_free(tu_rsp *r)
+{
+    for (size_t i = 0; i < r->nvectors; i++)
+        free(r->vectors[i].msg);
+    free(r->vectors);
+    free(r->checkpoints);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- test data ------------------------------------------------------ */
+
+const char *tu_testdata_dir(void)
+{
+    const char *env = getenv("HASHBATCH_TESTDATA");
+    return env && *env ? env : HB_TESTDATA_DIR;
+}
+
+const char *tu_testdata_path(const char *rel)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/%s", tu_testdata_dir(), rel);
+    return path;
+}
+
+int tu_file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+uint8_t *tu_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    uint8_t *data = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 65536;
+            uint8_t *p = realloc(data, cap);
+            if (!p) {
+                free(data);
+                fclose(f);
+                return NULL;
+            }
+            data = p;
+        }
+        size_t got = fread(data + n, 1, cap - n, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        free(data);
+        return NULL;
+    }
+    *len = n;
+    return data;
+}
+
+/* ---- randomness ----------------------------------------------------- */
+
+void tu_rng_seed(tu_rng *r, uint64_t seed)
+{
+    r->s = seed;
+}
+
+uint64_t tu_rng_next(tu_rng *r)
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+size_t tu_rng_below(tu_rng *r, size_t n)
+{
+    return (size_t)(tu_rng_next(r) % n);
+}
+
+void tu_rng_fill(tu_rng *r, void *buf, size_t len)
+{
+    uint8_t *p = buf;
+    while (len >= 8) {
+        uint64_t v = tu_rng_next(r);
+        memcpy(p, &v, 8);
+        p += 8;
+        len -= 8;
+    }
+    if (len) {
+        uint64_t v = tu_rng_next(r);
+        memcpy(p, &v, len);
+    }
+}
+
+void tu_shuffle_sizes(tu_rng *r, size_t *a, size_t n)
+{
+    for (size_t i = n; i > 1; i--) {
+        size_t j = tu_rng_below(r, i);
+        size_t t = a[i - 1];
+        a[i - 1] = a[j];
+        a[j] = t;
+    }
+}
+
+void tu_msgset_from_lengths(tu_msgset *s, const size_t *lens, size_t n,
+                            uint64_t seed)
+{
+    tu_rng r;
+    tu_rng_seed(&r, seed);
+    size_t maxlen = 0;
+    memset(s, 0, sizeof *s);
+    for (size_t i = 0; i < n; i++)
+        maxlen = lens[i] > maxlen ? lens[i] : maxlen;
+    /* A pool a few MiB past the longest message: offsets vary widely. */
+    s->pool_len = maxlen + (4u << 20);
+    s->pool = malloc(s->pool_len);
+    s->m = calloc(n ? n : 1, sizeof *s->m);
+    ck_assert_ptr_nonnull(s->pool);
+    ck_assert_ptr_nonnull(s->m);
+    tu_rng_fill(&r, s->pool, s->pool_len);
+    s->n = n;
+    for (size_t i = 0; i < n; i++) {
+        size_t off = tu_rng_below(&r, s->pool_len - lens[i] + 1);
+        s->m[i].data = s->pool + off;
+        s->m[i].len = lens[i];
+        s->total_bytes += lens[i];
+    }
+    s->want = tu_oracle(s->m, n);
+}
+
+void tu_msgset_random(tu_msgset *s, size_t n, size_t maxlen, uint64_t seed)
+{
+    tu_rng r;
+    tu_rng_seed(&r, seed ^ 0xa5a5a5a5u);
+    size_t *lens = malloc((n ? n : 1) * sizeof *lens);
+    ck_assert_ptr_nonnull(lens);
+    for (size_t i = 0; i < n; i++)
+        lens[i] = tu_rng_below(&r, maxlen + 1);
+    tu_msgset_from_lengths(s, lens, n, seed);
+    free(lens);
+}
+
+void tu_msgset_free(tu_msgset *s)
+{
+    free(s->pool);
+    free(s->m);
+    free(s->want);
+    memset(s, 0, sizeof *s);
+}
+
+hb_digest *tu_digests(size_t n)
+{
+    hb_digest *d = calloc(n ? n : 1, sizeof *d);
+    ck_assert_ptr_nonnull(d);
+    return d;
+}
+
+double tu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int tu_run_suite(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
