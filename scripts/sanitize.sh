@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # sanitize.sh - builds with the given sanitizers and runs the C tests.
-# Usage: scripts/sanitize.sh address,undefined | thread
+# Usage: scripts/sanitize.sh address,undefined|thread [CTEST_ARGS...]
+# CTEST_ARGS default to -LE "huge|install".
 # Left out: the >4 GiB test (label "huge"), which only repeats, slower, what
 # the plain run checks, and the install test (label "install"), whose
 # consumer is built without sanitizers. Leak reports from inside pocl/LLVM (not our code)
@@ -8,12 +9,15 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 kinds=${1:-address,undefined}
+shift || true
+ctest_args=("$@")
+((${#ctest_args[@]})) || ctest_args=(-LE "huge|install")
 build="$root/build-san-${kinds//,/-}"
 HB_SETUP_SANITIZERS=1 bash "$root/scripts/setup.sh"
-bash "$root/scripts/build.sh" "$build" -DHB_SANITIZE="$kinds" -DCMAKE_BUILD_TYPE=Debug
+bash "$root/scripts/build.sh" "$build" -DHB_SANITIZE="$kinds"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:allocator_may_return_null=1"
 export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export TSAN_OPTIONS="suppressions=$root/scripts/tsan.supp"
 cd "$build"
-ctest --output-on-failure --timeout 1800 -LE "huge|install"
+ctest --output-on-failure --timeout 1800 "${ctest_args[@]}"

@@ -351,13 +351,12 @@ hb_status hb_job_cancel(hb_job *j)
 {
     if (j == NULL)
         return HB_ERR_NULL_ARGUMENT;
-    size_t taken = j->n;
     pthread_mutex_lock(&j->lock);
     hb_queue *q = j->done ? NULL : j->queue;
     pthread_mutex_unlock(&j->lock);
     if (q != NULL)
-        taken = hb_queue_withdraw(q, j, HB_ERR_CANCELLED);
-    hb_job_wait_settled(j, taken);
+        hb_queue_withdraw(q, j, HB_ERR_CANCELLED);
+    hb_job_wait_done(j); /* what was handed out finishes first */
     return HB_OK;
 }
 

@@ -91,10 +91,10 @@ void hb_job_abandon(hb_job *j, size_t count, hb_status reason)
     pthread_mutex_unlock(&j->lock);
 }
 
-void hb_job_wait_settled(hb_job *j, size_t taken)
+void hb_job_wait_done(hb_job *j)
 {
     pthread_mutex_lock(&j->lock);
-    while (j->finished + j->abandoned < taken && !j->done)
+    while (!j->done)
         pthread_cond_wait(&j->changed, &j->lock);
     pthread_mutex_unlock(&j->lock);
 }

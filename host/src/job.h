@@ -59,8 +59,8 @@ void hb_job_abandon(hb_job *j, size_t count, hb_status reason);
  * helps first, then calls this). */
 hb_status hb_job_wait_only(hb_job *j, int64_t timeout_ns);
 
-/* hb_job_wait_settled: waits until finished + abandoned == taken, i.e. no
- * message handed out is still being worked on. */
-void hb_job_wait_settled(hb_job *j, size_t taken);
+/* hb_job_wait_done: waits until j is done (every message finished or
+ * abandoned), without helping. */
+void hb_job_wait_done(hb_job *j);
 
 #endif /* HB_JOB_H */

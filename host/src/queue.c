@@ -257,7 +257,7 @@ static size_t withdraw_locked(hb_queue *q, hb_job *j)
     return taken;
 }
 
-size_t hb_queue_withdraw(hb_queue *q, hb_job *j, hb_status reason)
+void hb_queue_withdraw(hb_queue *q, hb_job *j, hb_status reason)
 {
     pthread_mutex_lock(&q->lock);
     int was_queued = j->queued;
@@ -265,7 +265,6 @@ size_t hb_queue_withdraw(hb_queue *q, hb_job *j, hb_status reason)
     pthread_mutex_unlock(&q->lock);
     if (was_queued)
         hb_job_abandon(j, j->n - taken, reason);
-    return taken;
 }
 
 void hb_queue_close(hb_queue *q)

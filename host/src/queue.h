@@ -80,10 +80,9 @@ hb_batch *hb_queue_take_own(hb_queue *q, hb_job *j, const hb_take_limits *limits
 /* hb_queue_push_fallback: hands a batch to the CPU pool. */
 void hb_queue_push_fallback(hb_queue *q, hb_batch *b);
 
-/* hb_queue_withdraw: takes j out of the queue (if there); returns how many
- * of its messages had been handed out, and abandons the rest with
- * `reason`. */
-size_t hb_queue_withdraw(hb_queue *q, hb_job *j, hb_status reason);
+/* hb_queue_withdraw: takes j out of the queue (if there) and abandons the
+ * messages not yet handed out with `reason`; those handed out finish. */
+void hb_queue_withdraw(hb_queue *q, hb_job *j, hb_status reason);
 
 /* hb_queue_close: from now on pushes fail and waiting takers wake; every
  * job still queued is withdrawn with HB_ERR_CLOSED. */

@@ -1,10 +1,10 @@
 /*
  * verify.c - recomputing device results with OpenSSL.
  *
- * Owns: full verification (every message) and sampled
- * verification (one random message from each of k equal slices of the
- * batch, chosen fresh for every batch so that no lane position escapes
- * checking for long).
+ * Owns: full verification (every message) and sampled verification: the
+ * messages the caller must have checked (one per device launch) plus one
+ * random message from each of k equal slices of the batch, chosen fresh
+ * for every batch so that no lane position escapes checking for long.
  * Must not: decide what a mismatch means; it only counts them.
  */
 #include "verify.h"
@@ -26,39 +26,49 @@ uint64_t hb_random_next(uint64_t *state)
 
 static size_t sample_size(size_t n, unsigned per_mille)
 {
-    size_t k = (size_t)((double)n * per_mille / 1000.0);
-    return k == 0 ? 1 : (k > n ? n : k);
+    return (size_t)((double)n * per_mille / 1000.0);
+}
+
+/* One index drawn from each of `count` equal slices of [0, n): distinct,
+ * and spread over the whole batch. */
+static void draw_sample(size_t n, size_t count, uint64_t *rng, size_t *which)
+{
+    for (size_t k = 0; k < count; k++) {
+        size_t start = k * n / count, end = (k + 1) * n / count;
+        which[k] = start + (size_t)(hb_random_next(rng) % (end - start));
+    }
 }
 
 static size_t *choose_indices(size_t n, hb_verify_mode mode, unsigned per_mille,
-                              uint64_t *rng, size_t *count)
+                              const size_t *must, size_t nmust, uint64_t *rng, size_t *count)
 {
-    *count = mode == HB_VERIFY_FULL ? n : sample_size(n, per_mille);
+    size_t drawn = mode == HB_VERIFY_FULL ? n : sample_size(n, per_mille);
+    size_t extra = mode == HB_VERIFY_FULL ? 0 : nmust;
+    if (drawn + extra == 0)
+        drawn = 1; /* a sample is never empty */
+    *count = drawn + extra;
     size_t *which = malloc(*count * sizeof *which);
     if (which == NULL)
         return NULL;
-    for (size_t k = 0; k < *count; k++) {
-        if (mode == HB_VERIFY_FULL) {
+    if (mode == HB_VERIFY_FULL)
+        for (size_t k = 0; k < n; k++)
             which[k] = k;
-            continue;
-        }
-        /* one index drawn from each of `count` equal slices: distinct, and
-         * spread over the whole batch */
-        size_t start = k * n / *count, end = (k + 1) * n / *count;
-        which[k] = start + (size_t)(hb_random_next(rng) % (end - start));
-    }
+    else
+        draw_sample(n, drawn, rng, which);
+    if (extra > 0)
+        memcpy(which + drawn, must, extra * sizeof *which);
     return which;
 }
 
 hb_status hb_verify_batch(const hb_msg *m, size_t n, const hb_digest *got,
-                          hb_verify_mode mode, unsigned per_mille, uint64_t *rng,
-                          hb_verify_result *result)
+                          hb_verify_mode mode, unsigned per_mille, const size_t *must,
+                          size_t nmust, uint64_t *rng, hb_verify_result *result)
 {
     *result = (hb_verify_result){0, 0};
     if (mode == HB_VERIFY_OFF || n == 0)
         return HB_OK;
     size_t count;
-    size_t *which = choose_indices(n, mode, per_mille, rng, &count);
+    size_t *which = choose_indices(n, mode, per_mille, must, nmust, rng, &count);
     hb_digest *expected = malloc(n * sizeof *expected);
     if (which == NULL || expected == NULL) {
         free(which);

@@ -14,12 +14,14 @@ typedef struct {
     size_t mismatches; /* of those, how many differed */
 } hb_verify_result;
 
-/* hb_verify_batch: recomputes some or all of got[] on the calling thread
- * (per mode; a sample is per_mille of the batch, at least one message,
- * chosen with *rng). */
+/* hb_verify_batch: recomputes some or all of got[] on the calling thread:
+ * with HB_VERIFY_FULL all; with HB_VERIFY_SAMPLE the messages listed in
+ * must (nmust of them; the caller picks one per device launch, so a launch
+ * that went wrong as a whole cannot slip through) and per_mille of the
+ * batch at random (chosen with *rng); with HB_VERIFY_OFF none. */
 hb_status hb_verify_batch(const hb_msg *m, size_t n, const hb_digest *got,
-                          hb_verify_mode mode, unsigned per_mille, uint64_t *rng,
-                          hb_verify_result *result);
+                          hb_verify_mode mode, unsigned per_mille, const size_t *must,
+                          size_t nmust, uint64_t *rng, hb_verify_result *result);
 
 /* hb_random_next: xorshift64* step; *state must be non-zero. */
 uint64_t hb_random_next(uint64_t *state);
