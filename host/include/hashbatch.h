@@ -215,11 +215,12 @@ hb_status hb_submit(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out,
  * may wait on one job. Does not need the engine (it may be closed). */
 hb_status hb_job_wait(hb_job *j, int64_t timeout_ns);
 
-/* hb_job_cancel: stops j: messages not yet started are dropped, those on
- * a device are finished or abandoned; blocks until the engine no longer
- * touches j's messages or output (at most one device launch). Afterwards
+/* hb_job_cancel: stops j: messages not yet handed to a worker are
+ * dropped; those already on a device or a CPU worker finish. Blocks until
+ * the engine no longer touches j's messages or output. Afterwards
  * hb_job_wait returns HB_ERR_CANCELLED, or HB_OK if j had already
- * finished. Returns HB_OK, or HB_ERR_NULL_ARGUMENT. Thread-safe. */
+ * finished. Returns HB_OK, or HB_ERR_NULL_ARGUMENT. Thread-safe, but not
+ * while its engine is being closed (after the close returns it is fine). */
 hb_status hb_job_cancel(hb_job *j);
 
 /* hb_job_fd: a file descriptor that becomes readable (POLLIN) when j
@@ -230,7 +231,8 @@ hb_status hb_job_fd(hb_job *j, int *fd);
 
 /* hb_job_free: cancels j if it has not finished (as hb_job_cancel) and
  * releases it. NULL is fine. j must not be used afterwards, and no other
- * thread may still be waiting on it. */
+ * thread may still be waiting on it. Not while its engine is being
+ * closed (after the close returns it is fine). */
 void hb_job_free(hb_job *j);
 
 /* hb_engine_last_error: detail about the most recent failure on e (any

@@ -150,7 +150,6 @@ static hb_status start_workers(hb_engine *e, hb_opencl **devices, size_t ndevice
     for (size_t i = ndevices; i < e->nworkers; i++)
         e->workers[i] = (hb_worker){.engine = e, .stats_index = cpu_index};
     hb_queue_init(&e->queue, pool_participates(e));
-    e->queue.owner = e;
     for (size_t i = 0; i < e->nworkers; i++) {
         hb_worker *w = &e->workers[i];
         if (pthread_create(&w->thread, NULL, w->device ? hb_device_worker_main : hb_cpu_worker_main,
@@ -287,6 +286,17 @@ hb_status hb_submit(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_
     return HB_OK;
 }
 
+/* While the caller of hb_sha1_batch would only wait, it hashes what of
+ * its own job is still queued, when the CPU pool takes jobs: no hand-off to
+ * a worker and back. (Only here, where the engine is known to be open:
+ * hb_job_wait may run while the engine closes.) */
+static void help_with_own_job(hb_engine *e, hb_job *j)
+{
+    hb_batch *b;
+    while ((b = hb_queue_take_own(&e->queue, j, &hb_cpu_take_limits)) != NULL)
+        hb_cpu_run_batch(e, b);
+}
+
 /* A small batch on an engine whose CPU pool takes jobs is hashed right
  * here: queueing it would cost more than hashing it. */
 static int hash_inline(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
@@ -324,25 +334,10 @@ hb_status hb_sha1_batch(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
     st = hb_submit(e, m, n, out, &j);
     if (st != HB_OK)
         return st;
+    help_with_own_job(e, j);
     st = hb_job_wait(j, -1);
     hb_job_free(j);
     return st;
-}
-
-/* A thread that will wait for good first hashes what of its own job is
- * still queued, when the CPU pool takes jobs: no hand-off to a worker and
- * back, which is most of a small job's cost. */
-hb_status hb_job_wait(hb_job *j, int64_t timeout_ns)
-{
-    if (j == NULL)
-        return HB_ERR_NULL_ARGUMENT;
-    hb_queue *q = j->queue;
-    if (timeout_ns < 0 && q != NULL) {
-        hb_batch *b;
-        while ((b = hb_queue_take_own(q, j, &hb_cpu_take_limits)) != NULL)
-            hb_cpu_run_batch(q->owner, b);
-    }
-    return hb_job_wait_only(j, timeout_ns);
 }
 
 /* A job knows the queue it was put in (not the engine): cancel withdraws

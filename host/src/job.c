@@ -1,7 +1,7 @@
 /*
  * job.c - job state, waits and wake-ups.
  *
- * Owns: waiting, hb_job_fd, and the job's bookkeeping. A job is done
+ * Owns: hb_job_wait, hb_job_fd, and the job's bookkeeping. A job is done
  * when every message is finished or abandoned; then waiters wake and the
  * eventfd (if any) is written once. Its outcome is HB_OK only if every
  * message was finished without failure.
@@ -109,8 +109,10 @@ static struct timespec deadline_after(int64_t timeout_ns)
     return t;
 }
 
-hb_status hb_job_wait_only(hb_job *j, int64_t timeout_ns)
+hb_status hb_job_wait(hb_job *j, int64_t timeout_ns)
 {
+    if (j == NULL)
+        return HB_ERR_NULL_ARGUMENT;
     struct timespec deadline = deadline_after(timeout_ns > 0 ? timeout_ns : 0);
     pthread_mutex_lock(&j->lock);
     while (!j->done && timeout_ns != 0) {

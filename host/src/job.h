@@ -55,10 +55,6 @@ void hb_job_add_finished(hb_job *j, size_t count, hb_status status);
  * left. */
 void hb_job_abandon(hb_job *j, size_t count, hb_status reason);
 
-/* hb_job_wait_only: hb_job_wait without helping (engine.c's hb_job_wait
- * helps first, then calls this). */
-hb_status hb_job_wait_only(hb_job *j, int64_t timeout_ns);
-
 /* hb_job_wait_done: waits until j is done (every message finished or
  * abandoned), without helping. */
 void hb_job_wait_done(hb_job *j);

@@ -55,7 +55,6 @@ typedef struct hb_queue {
     uint64_t jobs_withdrawn; /* jobs that lost messages to cancel or close */
     hb_batch *fallback_head, *fallback_tail;
     int cpu_takes_jobs; /* the pool hashes queued jobs, not only fallbacks */
-    struct hb_engine *owner; /* for a waiter that helps (stats) */
     int closing;
 } hb_queue;
 
@@ -71,7 +70,7 @@ hb_status hb_queue_push(hb_queue *q, hb_job *j);
  * queued. */
 hb_batch *hb_queue_take(hb_queue *q, hb_taker taker, const hb_take_limits *limits, int wait);
 
-/* hb_queue_take_own: for a thread about to wait on j: a batch of j's own
+/* hb_queue_take_own: for hb_sha1_batch's thread about to wait on j: a batch of j's own
  * messages that nobody has taken yet, if the CPU pool takes queued jobs
  * (so the waiter hashes them itself instead of waking a worker); else
  * NULL. */

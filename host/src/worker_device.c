@@ -172,7 +172,8 @@ static void run_batch(device_loop *loop, hb_batch *b, int may_interleave)
     db->next = loop->in_flight;
     loop->in_flight = db;
     loop->broken = 0;
-    for (size_t k = 0; k < db->plan.nlaunches && !loop->broken; k++) {
+    /* an error frees db along with everything in flight: test broken first */
+    for (size_t k = 0; !loop->broken && k < db->plan.nlaunches; k++) {
         if (may_interleave && db->plan.launches[k].continues)
             interleave_short_work(loop);
         if (!loop->broken)

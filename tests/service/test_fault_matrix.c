@@ -1,0 +1,571 @@
+/*
+ * test_fault_matrix.c - injected device faults under concurrent load
+ * (hb_testing.h, the hashbatch_testing library).
+ *
+ * Covers: for backend opencl and for auto with device "all", each fault
+ * kind (one lane corrupted under full verification, every lane corrupted
+ * under sampled verification, a real OpenCL enqueue error, a device lost
+ * for good) striking launches at random (chance_per_mille, fixed seeds)
+ * while 8 threads submit random jobs (short messages, and long ones that
+ * stream through several launches): every job finishes HB_OK exactly once
+ * with every digest equal to OpenSSL's, the stats count the events, and
+ * the device ends quarantined where it must. A kernel build failure at
+ * open: auto falls back to the CPU pool and says why; opencl fails with
+ * HB_ERR_BUILD_FAILED. cpu_fallback 0: HB_ERR_DEVICE naming the CL error,
+ * and the engine goes on on the CPU once the device is quarantined.
+ *
+ * HB_TEST_SCALE (a divisor, default 1) shrinks the jobs per thread.
+ */
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hb_testing.h"
+#include "test_util.h"
+
+#define NTHREADS 8
+#define JOBS_PER_THREAD 300u
+#define IN_FLIGHT 4
+#define MAX_MSGS 64
+#define SHORT_MSGS 56      /* messages 0..6000 bytes */
+#define LONG_MSGS 8        /* messages 64 KiB..600 KiB: several launches */
+#define POOL_MSGS (SHORT_MSGS + LONG_MSGS)
+#define SHORT_MAX 6000u
+#define LONG_MAX (600u << 10)
+#define STAGING (256u << 10)
+
+typedef struct {
+    const char *name;
+    hb_backend_kind kind;
+    const char *device;
+} variant;
+
+static const variant variants[] = {
+    {"opencl", HB_BACKEND_OPENCL, NULL},
+    {"auto+all", HB_BACKEND_AUTO, "all"},
+};
+#define NVARIANTS 2
+
+typedef struct {
+    const char *name;
+    hb_fault_kind kind;
+    hb_verify_mode verify;
+    uint64_t seed;
+} fault_case;
+
+static const fault_case faults[] = {
+    {"corrupt-one/verify-full", HB_FAULT_CORRUPT_ONE, HB_VERIFY_FULL, 11},
+    {"corrupt-all/verify-sample", HB_FAULT_CORRUPT_ALL, HB_VERIFY_SAMPLE, 22},
+    {"enqueue-error", HB_FAULT_ENQUEUE_ERROR, HB_VERIFY_SAMPLE, 33},
+    {"device-lost", HB_FAULT_DEVICE_LOST, HB_VERIFY_SAMPLE, 44},
+};
+#define NFAULTS 4
+
+static unsigned scale(void)
+{
+    const char *s = getenv("HB_TEST_SCALE");
+    long v = s ? strtol(s, NULL, 10) : 1;
+    return v >= 1 ? (unsigned)v : 1u;
+}
+
+static int contains_ci(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] &&
+               tolower((unsigned char)hay[i]) ==
+                   tolower((unsigned char)needle[i]))
+            i++;
+        if (i == n)
+            return 1;
+    }
+    return 0;
+}
+
+static void print_stats(const char *what, const hb_stats *st)
+{
+    fprintf(stderr,
+            "%s: jobs %llu/%llu, launches %llu, verified %llu, mismatches "
+            "%llu, fallbacks %llu, device errors %llu, quarantined %d, "
+            "device bytes %llu, cpu bytes %llu\n",
+            what, (unsigned long long)st->jobs_completed,
+            (unsigned long long)st->jobs_submitted,
+            (unsigned long long)st->device_launches,
+            (unsigned long long)st->verified,
+            (unsigned long long)st->verify_mismatches,
+            (unsigned long long)st->fallbacks,
+            (unsigned long long)st->device_errors, st->quarantined,
+            (unsigned long long)st->device_bytes,
+            (unsigned long long)st->cpu_bytes);
+    for (unsigned k = 0; k < st->ndevices; k++)
+        fprintf(stderr, "  [%u] %s: %llu msgs, %llu bytes, %llu errors%s\n",
+                k, st->device[k].name,
+                (unsigned long long)st->device[k].messages,
+                (unsigned long long)st->device[k].bytes,
+                (unsigned long long)st->device[k].errors,
+                st->device[k].quarantined ? ", quarantined" : "");
+}
+
+/* ---- feeders: threads submitting random jobs ------------------------ */
+
+typedef struct {
+    hb_msg m[MAX_MSGS];
+    unsigned pick[MAX_MSGS];
+    hb_digest out[MAX_MSGS];
+    size_t n;
+    hb_job *job;
+} slot;
+
+typedef struct {
+    hb_engine *e;
+    uint64_t seed;
+    unsigned jobs;
+    int allow_device_error; /* cpu_fallback 0: HB_ERR_DEVICE is allowed */
+    uint8_t *data;
+    hb_msg set[POOL_MSGS];
+    hb_digest want[POOL_MSGS];
+    uint64_t submitted, messages, bytes, ok_jobs, device_errors;
+    unsigned bad_status, bad_digest, failed_submit;
+    char first_error[200];
+} feeder;
+
+static void note(feeder *f, const char *what, hb_status st, unsigned job)
+{
+    if (f->first_error[0] == '\0')
+        snprintf(f->first_error, sizeof f->first_error, "%s %s (job %u)",
+                 what, hb_status_name(st), job);
+}
+
+static void finish(feeder *f, slot *s, unsigned job)
+{
+    hb_status st = hb_job_wait(s->job, -1);
+    if (st == HB_OK) {
+        f->ok_jobs++;
+        for (size_t i = 0; i < s->n; i++)
+            if (memcmp(s->out[i], f->want[s->pick[i]], 20) != 0) {
+                f->bad_digest++;
+                note(f, "wrong digest, outcome", st, job);
+                break;
+            }
+    } else if (st == HB_ERR_DEVICE && f->allow_device_error) {
+        f->device_errors++;
+    } else {
+        f->bad_status++;
+        note(f, "wait =", st, job);
+    }
+    hb_job_free(s->job);
+    s->job = NULL;
+}
+
+static void *feeder_main(void *arg)
+{
+    feeder *f = arg;
+    tu_rng r;
+    tu_rng_seed(&r, f->seed);
+    slot *slots = calloc(IN_FLIGHT, sizeof *slots);
+    if (slots == NULL) {
+        f->failed_submit++;
+        return NULL;
+    }
+    unsigned head = 0, in_flight = 0;
+    for (unsigned k = 0; k < f->jobs; k++) {
+        if (in_flight == IN_FLIGHT) {
+            finish(f, &slots[head], k - IN_FLIGHT);
+            head = (head + 1) % IN_FLIGHT;
+            in_flight--;
+        }
+        slot *s = &slots[(head + in_flight) % IN_FLIGHT];
+        s->n = 1 + tu_rng_below(&r, MAX_MSGS);
+        for (size_t i = 0; i < s->n; i++) {
+            /* one message in 16 is a long one */
+            s->pick[i] = tu_rng_below(&r, 16) == 0
+                             ? SHORT_MSGS + (unsigned)tu_rng_below(&r, LONG_MSGS)
+                             : (unsigned)tu_rng_below(&r, SHORT_MSGS);
+            s->m[i] = f->set[s->pick[i]];
+            f->bytes += s->m[i].len;
+        }
+        memset(s->out, 0xEE, sizeof s->out);
+        hb_status st = hb_submit(f->e, s->m, s->n, s->out, &s->job);
+        f->submitted++;
+        f->messages += s->n;
+        if (st != HB_OK) {
+            f->failed_submit++;
+            note(f, "submit =", st, k);
+            break;
+        }
+        in_flight++;
+    }
+    while (in_flight > 0) {
+        finish(f, &slots[head], f->jobs - in_flight);
+        head = (head + 1) % IN_FLIGHT;
+        in_flight--;
+    }
+    free(slots);
+    return NULL;
+}
+
+static void feeder_init(feeder *f, hb_engine *e, uint64_t seed, unsigned jobs)
+{
+    memset(f, 0, sizeof *f);
+    f->e = e;
+    f->seed = seed;
+    f->jobs = jobs;
+    tu_rng r;
+    tu_rng_seed(&r, seed * 31 + 5);
+    size_t total = (size_t)SHORT_MSGS * SHORT_MAX + (size_t)LONG_MSGS * LONG_MAX;
+    f->data = malloc(total);
+    ck_assert_ptr_nonnull(f->data);
+    tu_rng_fill(&r, f->data, total);
+    size_t at = 0;
+    for (unsigned i = 0; i < POOL_MSGS; i++) {
+        size_t len = i < SHORT_MSGS
+                         ? tu_rng_below(&r, SHORT_MAX + 1)
+                         : (64u << 10) + tu_rng_below(&r, LONG_MAX - (64u << 10));
+        f->set[i] = (hb_msg){f->data + at, len};
+        at += i < SHORT_MSGS ? SHORT_MAX : LONG_MAX;
+        tu_sha1(f->set[i].data, len, f->want[i]);
+    }
+}
+
+typedef struct {
+    uint64_t submitted, messages, bytes, ok_jobs, device_errors;
+    unsigned bad_status, bad_digest, failed_submit;
+} totals;
+
+/* Runs NTHREADS feeders on e; returns what they saw. */
+static totals run_feeders(hb_engine *e, uint64_t seed, unsigned jobs,
+                          int allow_device_error)
+{
+    feeder *f = calloc(NTHREADS, sizeof *f);
+    ck_assert_ptr_nonnull(f);
+    pthread_t th[NTHREADS];
+    for (int k = 0; k < NTHREADS; k++) {
+        feeder_init(&f[k], e, seed * 100 + (uint64_t)k, jobs);
+        f[k].allow_device_error = allow_device_error;
+    }
+    alarm(400); /* watchdog: a job that never finishes kills the test */
+    for (int k = 0; k < NTHREADS; k++)
+        ck_assert_int_eq(pthread_create(&th[k], NULL, feeder_main, &f[k]), 0);
+    for (int k = 0; k < NTHREADS; k++)
+        ck_assert_int_eq(pthread_join(th[k], NULL), 0);
+    alarm(0);
+    totals t;
+    memset(&t, 0, sizeof t);
+    for (int k = 0; k < NTHREADS; k++) {
+        t.submitted += f[k].submitted;
+        t.messages += f[k].messages;
+        t.bytes += f[k].bytes;
+        t.ok_jobs += f[k].ok_jobs;
+        t.device_errors += f[k].device_errors;
+        t.bad_status += f[k].bad_status;
+        t.bad_digest += f[k].bad_digest;
+        t.failed_submit += f[k].failed_submit;
+        if (f[k].first_error[0])
+            fprintf(stderr, "thread %d: %s\n", k, f[k].first_error);
+        free(f[k].data);
+    }
+    free(f);
+    return t;
+}
+
+static const hb_device_stats *opencl_entry(const hb_stats *st)
+{
+    for (unsigned k = 0; k < st->ndevices; k++)
+        if (!st->device[k].is_cpu)
+            return &st->device[k];
+    return NULL;
+}
+
+/* ---- the matrix ----------------------------------------------------- */
+
+START_TEST(fault_under_load)
+{
+    const variant *v = &variants[_i / NFAULTS];
+    const fault_case *fc = &faults[_i % NFAULTS];
+    char what[128];
+    snprintf(what, sizeof what, "%s, %s", v->name, fc->name);
+
+    hb_config cfg;
+    tu_config(&cfg, v->kind);
+    cfg.device = v->device;
+    cfg.verify = fc->verify;
+    cfg.cpu_fallback = 1;
+    cfg.staging_bytes = STAGING;
+    hb_engine *e = tu_open_cfg(&cfg);
+    ck_assert_msg(hb_engine_backend(e) == HB_BACKEND_OPENCL,
+                  "%s: no device: %s", what, hb_engine_describe(e));
+    hb_fault_plan plan;
+    memset(&plan, 0, sizeof plan);
+    plan.kind = fc->kind;
+    plan.chance_per_mille = 200;
+    plan.seed = fc->seed;
+    ck_assert_int_eq(hb_testing_set_fault(e, &plan), HB_OK);
+
+    unsigned jobs = JOBS_PER_THREAD / scale();
+    if (jobs < 8)
+        jobs = 8;
+    double t0 = tu_now();
+    totals t = run_feeders(e, fc->seed + (uint64_t)_i, jobs, 0);
+    double took = tu_now() - t0;
+    hb_stats st;
+    ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
+    fprintf(stderr, "%s: %llu jobs in %.2f s (scale %u)\n", what,
+            (unsigned long long)t.submitted, took, scale());
+    print_stats(what, &st);
+
+    ck_assert_msg(t.failed_submit == 0, "%s: %u submits failed", what,
+                  t.failed_submit);
+    ck_assert_msg(t.bad_status == 0, "%s: %u jobs did not end HB_OK", what,
+                  t.bad_status);
+    /* With sampled verification this fails when a corrupted launch is one
+     * of several in a batch and none of its lanes is in the sample: the
+     * sample is spread over the batch, not over its launches. */
+    ck_assert_msg(t.bad_digest == 0,
+                  "%s: %u jobs with a wrong digest reached the caller "
+                  "(verification %s missed corrupted launches)", what,
+                  t.bad_digest, hb_verify_name(fc->verify));
+    /* exactly once: counted messages and bytes equal what was submitted */
+    ck_assert_uint_eq(st.jobs_submitted, t.submitted);
+    ck_assert_uint_eq(st.jobs_completed, t.submitted);
+    ck_assert_uint_eq(st.messages, t.messages);
+    ck_assert_uint_eq(st.bytes, t.bytes);
+    ck_assert_uint_eq(st.device_bytes + st.cpu_bytes, t.bytes);
+    ck_assert_uint_eq(st.queue_messages, 0);
+    ck_assert_uint_eq(st.queue_jobs, 0);
+    ck_assert_msg(st.fallbacks >= 1, "%s: no fallback counted", what);
+    ck_assert_msg(st.cpu_bytes > 0, "%s: the CPU redid nothing", what);
+
+    const hb_device_stats *dev = opencl_entry(&st);
+    ck_assert_ptr_nonnull(dev);
+    switch (fc->kind) {
+    case HB_FAULT_CORRUPT_ONE:
+    case HB_FAULT_CORRUPT_ALL:
+        ck_assert_msg(st.verify_mismatches >= 1, "%s: no mismatch", what);
+        ck_assert_int_eq(st.quarantined, 1);
+        ck_assert_int_eq(dev->quarantined, 1);
+        break;
+    case HB_FAULT_ENQUEUE_ERROR:
+        ck_assert_msg(st.device_errors >= 1, "%s: no device error", what);
+        ck_assert_msg(dev->errors >= 1, "%s: device entry counts no error",
+                      what);
+        ck_assert_uint_eq(st.verify_mismatches, 0);
+        break;
+    case HB_FAULT_DEVICE_LOST:
+        ck_assert_msg(st.device_errors >= 3, "%s: %llu device errors", what,
+                      (unsigned long long)st.device_errors);
+        ck_assert_int_eq(st.quarantined, 1);
+        ck_assert_int_eq(dev->quarantined, 1);
+        ck_assert_uint_eq(st.verify_mismatches, 0);
+        break;
+    default:
+        break;
+    }
+    uint64_t errors = 0;
+    for (unsigned k = 0; k < st.ndevices; k++)
+        errors += st.device[k].errors;
+    ck_assert_uint_eq(errors, st.device_errors);
+
+    /* and it goes on hashing right (on the CPU if quarantined) */
+    tu_msgset s;
+    tu_msgset_random(&s, 2000, 5000, 99);
+    hb_digest *got = tu_digests(s.n);
+    tu_batch(e, s.m, s.n, got);
+    tu_assert_digests(s.m, s.n, s.want, got, "after faults");
+    free(got);
+    tu_msgset_free(&s);
+    alarm(60);
+    hb_engine_close(e);
+    alarm(0);
+}
+END_TEST
+
+/* cpu_fallback 0 under load, faults at random: every job ends HB_OK with
+ * right digests, or HB_ERR_DEVICE; nothing hangs; stats add up. */
+START_TEST(no_fallback_under_load)
+{
+    const variant *v = &variants[_i];
+    hb_config cfg;
+    tu_config(&cfg, v->kind);
+    cfg.device = v->device;
+    cfg.verify = HB_VERIFY_SAMPLE;
+    cfg.cpu_fallback = 0;
+    cfg.staging_bytes = STAGING;
+    hb_engine *e = tu_open_cfg(&cfg);
+    hb_fault_plan plan;
+    memset(&plan, 0, sizeof plan);
+    plan.kind = HB_FAULT_ENQUEUE_ERROR;
+    plan.chance_per_mille = 100;
+    plan.seed = 55;
+    ck_assert_int_eq(hb_testing_set_fault(e, &plan), HB_OK);
+    unsigned jobs = JOBS_PER_THREAD / 2 / scale();
+    totals t = run_feeders(e, 55, jobs < 8 ? 8 : jobs, 1);
+    hb_stats st;
+    ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
+    print_stats(v->name, &st);
+    fprintf(stderr, "%s: %llu jobs OK, %llu HB_ERR_DEVICE\n", v->name,
+            (unsigned long long)t.ok_jobs, (unsigned long long)t.device_errors);
+    ck_assert_uint_eq(t.failed_submit, 0);
+    ck_assert_msg(t.bad_status == 0, "%u jobs ended neither OK nor DEVICE",
+                  t.bad_status);
+    ck_assert_msg(t.bad_digest == 0, "%u OK jobs with a wrong digest",
+                  t.bad_digest);
+    ck_assert_uint_eq(st.jobs_submitted, t.submitted);
+    ck_assert_uint_eq(st.jobs_completed, t.ok_jobs);
+    ck_assert_uint_eq(st.fallbacks, 0);
+    ck_assert_uint_eq(st.queue_messages, 0);
+    alarm(60);
+    hb_engine_close(e);
+    alarm(0);
+}
+END_TEST
+
+/* ---- cpu_fallback 0, every launch fails ----------------------------- */
+
+START_TEST(no_fallback_device_error_named)
+{
+    hb_config cfg;
+    tu_config(&cfg, HB_BACKEND_OPENCL);
+    cfg.cpu_fallback = 0;
+    cfg.verify = HB_VERIFY_SAMPLE;
+    hb_engine *e = tu_open_cfg(&cfg);
+    hb_fault_plan plan;
+    memset(&plan, 0, sizeof plan);
+    plan.kind = HB_FAULT_ENQUEUE_ERROR;
+    plan.every_nth_launch = 1;
+    ck_assert_int_eq(hb_testing_set_fault(e, &plan), HB_OK);
+    tu_msgset s;
+    tu_msgset_random(&s, 300, 2000, 0xDE7u);
+    hb_digest *got = tu_digests(s.n);
+    hb_job *j;
+    ck_assert_int_eq(hb_submit(e, s.m, s.n, got, &j), HB_OK);
+    hb_status st = hb_job_wait(j, -1);
+    ck_assert_msg(st == HB_ERR_DEVICE, "wait = %s", hb_status_name(st));
+    const char *err = hb_engine_last_error(e);
+    ck_assert_msg(strstr(err, "CL_") != NULL,
+                  "last error does not name the OpenCL error: \"%s\"", err);
+    fprintf(stderr, "cpu_fallback 0: %s\n", err);
+    hb_job_free(j);
+
+    /* each failed single-batch job is one device error; after the third
+     * in a row the device is quarantined and the CPU pool takes jobs */
+    hb_stats sts;
+    unsigned rounds = 0;
+    for (;;) {
+        ck_assert_int_eq(hb_engine_stats(e, &sts), HB_OK);
+        if (sts.quarantined)
+            break;
+        ck_assert_msg(++rounds < 10, "device never quarantined");
+        ck_assert_int_eq(hb_submit(e, s.m, 1, got, &j), HB_OK);
+        ck_assert_int_eq(hb_job_wait(j, -1), HB_ERR_DEVICE);
+        hb_job_free(j);
+    }
+    ck_assert_uint_eq(sts.fallbacks, 0);
+    ck_assert_msg(sts.device_errors >= 3, "%llu device errors",
+                  (unsigned long long)sts.device_errors);
+    const hb_device_stats *dev = opencl_entry(&sts);
+    ck_assert_ptr_nonnull(dev);
+    ck_assert_int_eq(dev->quarantined, 1);
+    memset(got, 0, s.n * sizeof *got);
+    ck_assert_int_eq(hb_submit(e, s.m, s.n, got, &j), HB_OK);
+    ck_assert_int_eq(hb_job_wait(j, -1), HB_OK);
+    tu_assert_digests(s.m, s.n, s.want, got, "after quarantine");
+    hb_job_free(j);
+    free(got);
+    tu_msgset_free(&s);
+    hb_engine_close(e);
+}
+END_TEST
+
+/* ---- kernel build failure at open ------------------------------------ */
+
+START_TEST(build_failure_auto_falls_back)
+{
+    ck_assert_int_eq(hb_testing_set_build_fault(1), HB_OK);
+    for (int k = 0; k < 2; k++) {
+        hb_config cfg;
+        tu_config(&cfg, HB_BACKEND_AUTO);
+        cfg.device = k == 0 ? NULL : "all";
+        hb_engine *e = NULL;
+        hb_status st = hb_engine_open(&e, &cfg);
+        ck_assert_msg(st == HB_OK, "auto with a build failure: %s: %s",
+                      hb_status_name(st), hb_engine_last_error(NULL));
+        ck_assert_int_eq(hb_engine_backend(e), HB_BACKEND_CPU);
+        const char *d = hb_engine_describe(e);
+        fprintf(stderr, "auto (device %s), build failing: %s\n",
+                cfg.device ? cfg.device : "default", d);
+        ck_assert_msg(contains_ci(d, "opencl") &&
+                          (contains_ci(d, "build") || contains_ci(d, "unusable")),
+                      "describe does not say why OpenCL is not used: %s", d);
+        tu_msgset s;
+        tu_msgset_random(&s, 3000, 3000, 0xB01u + (uint64_t)k);
+        hb_digest *got = tu_digests(s.n);
+        hb_job *j;
+        ck_assert_int_eq(hb_submit(e, s.m, s.n, got, &j), HB_OK);
+        ck_assert_int_eq(hb_job_wait(j, -1), HB_OK);
+        tu_assert_digests(s.m, s.n, s.want, got, "auto, build failed");
+        hb_stats sts;
+        ck_assert_int_eq(hb_engine_stats(e, &sts), HB_OK);
+        ck_assert_uint_eq(sts.cpu_bytes, s.total_bytes);
+        ck_assert_uint_eq(sts.device_launches, 0);
+        hb_job_free(j);
+        free(got);
+        tu_msgset_free(&s);
+        hb_engine_close(e);
+    }
+    ck_assert_int_eq(hb_testing_set_build_fault(0), HB_OK);
+}
+END_TEST
+
+START_TEST(build_failure_opencl_fails)
+{
+    ck_assert_int_eq(hb_testing_set_build_fault(1), HB_OK);
+    hb_config cfg;
+    tu_config(&cfg, HB_BACKEND_OPENCL);
+    hb_engine *e = (hb_engine *)(uintptr_t)1;
+    hb_status st = hb_engine_open(&e, &cfg);
+    ck_assert_msg(st == HB_ERR_BUILD_FAILED, "opencl, build failing: %s",
+                  hb_status_name(st));
+    ck_assert_ptr_null(e);
+    const char *err = hb_engine_last_error(NULL);
+    ck_assert_msg(err[0] != '\0', "no build log in the last error");
+    ck_assert_int_eq(hb_testing_set_build_fault(0), HB_OK);
+    /* and with the switch reset it opens and hashes on the device */
+    e = tu_open_cfg(&cfg);
+    ck_assert_int_eq(hb_engine_backend(e), HB_BACKEND_OPENCL);
+    tu_msgset s;
+    tu_msgset_random(&s, 1000, 3000, 0xB02u);
+    hb_digest *got = tu_digests(s.n);
+    tu_batch(e, s.m, s.n, got);
+    tu_assert_digests(s.m, s.n, s.want, got, "after reset");
+    tu_assert_clean(e);
+    free(got);
+    tu_msgset_free(&s);
+    hb_engine_close(e);
+}
+END_TEST
+
+static Suite *fault_matrix_suite(void)
+{
+    Suite *s = suite_create("fault_matrix");
+    TCase *tc = tcase_create("matrix");
+    tcase_set_timeout(tc, 450);
+    tcase_add_loop_test(tc, fault_under_load, 0, NVARIANTS * NFAULTS);
+    tcase_add_loop_test(tc, no_fallback_under_load, 0, NVARIANTS);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("single");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, no_fallback_device_error_named);
+    tcase_add_test(tc, build_failure_auto_falls_back);
+    tcase_add_test(tc, build_failure_opencl_fails);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return tu_run_suite(fault_matrix_suite());
+}
