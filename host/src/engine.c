@@ -309,18 +309,11 @@ static int hash_inline(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
             return 0;
     uint64_t start = hb_now_ns();
     hb_cpu_hash(m, NULL, n, out);
-    pthread_mutex_lock(&e->stats_lock);
-    hb_device_stats *pool = &e->device_stats[e->cpu_stats_index];
-    pool->busy_ns += hb_now_ns() - start;
-    pool->messages += n;
-    pool->bytes += bytes;
-    pool->batches++;
-    e->stats.jobs_submitted++;
-    e->stats.messages += n;
-    e->stats.bytes += bytes;
-    e->stats.cpu_bytes += bytes;
-    e->stats.batches++;
-    pthread_mutex_unlock(&e->stats_lock);
+    /* atomics, not the stats lock: many threads come this way at once */
+    atomic_fetch_add(&e->inline_work.busy_ns, hb_now_ns() - start);
+    atomic_fetch_add(&e->inline_work.messages, n);
+    atomic_fetch_add(&e->inline_work.bytes, bytes);
+    atomic_fetch_add(&e->inline_work.calls, 1);
     atomic_fetch_add(&e->jobs_completed, 1);
     return 1;
 }
@@ -421,7 +414,7 @@ void hb_engine_quarantine(hb_engine *e, hb_worker *w)
     pthread_mutex_unlock(&e->stats_lock);
     if (!already && atomic_fetch_sub(&e->devices_alive, 1) == 1) {
         pthread_mutex_lock(&e->queue.lock);
-        e->queue.cpu_takes_jobs = 1;
+        atomic_store(&e->queue.cpu_takes_jobs, 1);
         pthread_cond_broadcast(&e->queue.cpu_work);
         pthread_mutex_unlock(&e->queue.lock);
     }
@@ -439,6 +432,24 @@ uint64_t hb_engine_next_random(hb_engine *e)
     return x ? x : 1;
 }
 
+/* Batches hb_sha1_batch hashed on its caller's thread count as the pool's. */
+static void add_inline_work(hb_engine *e, hb_stats *out)
+{
+    uint64_t calls = atomic_load(&e->inline_work.calls);
+    uint64_t messages = atomic_load(&e->inline_work.messages);
+    uint64_t bytes = atomic_load(&e->inline_work.bytes);
+    hb_device_stats *pool = &out->device[e->cpu_stats_index];
+    pool->busy_ns += atomic_load(&e->inline_work.busy_ns);
+    pool->messages += messages;
+    pool->bytes += bytes;
+    pool->batches += calls;
+    out->jobs_submitted += calls;
+    out->messages += messages;
+    out->bytes += bytes;
+    out->cpu_bytes += bytes;
+    out->batches += calls;
+}
+
 hb_status hb_engine_stats(const hb_engine *e, hb_stats *out)
 {
     if (e == NULL || out == NULL)
@@ -451,6 +462,7 @@ hb_status hb_engine_stats(const hb_engine *e, hb_stats *out)
     out->ndevices = e->ndevice_stats;
     memcpy(out->device, e->device_stats, sizeof out->device);
     pthread_mutex_unlock(&engine->stats_lock);
+    add_inline_work(engine, out);
     hb_queue_depth(&engine->queue, &out->queue_messages, &out->queue_jobs);
     pthread_mutex_lock(&engine->queue.lock);
     out->jobs_cancelled = engine->queue.jobs_withdrawn;

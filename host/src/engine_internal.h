@@ -43,6 +43,9 @@ struct hb_engine {
     hb_error_slot error;
 
     atomic_uint_fast64_t jobs_completed; /* bumped by the jobs themselves */
+    struct {
+        atomic_uint_fast64_t calls, messages, bytes, busy_ns;
+    } inline_work; /* small hb_sha1_batch calls hashed on the caller */
     pthread_mutex_t stats_lock; /* guards stats, device_stats, rng */
     hb_stats stats;
     hb_device_stats device_stats[HB_STATS_MAX_DEVICES];

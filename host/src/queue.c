@@ -20,7 +20,7 @@ void hb_queue_init(hb_queue *q, int cpu_takes_jobs)
     pthread_mutex_init(&q->lock, NULL);
     pthread_cond_init(&q->device_work, NULL);
     pthread_cond_init(&q->cpu_work, NULL);
-    q->cpu_takes_jobs = cpu_takes_jobs;
+    atomic_init(&q->cpu_takes_jobs, cpu_takes_jobs);
 }
 
 void hb_queue_destroy(hb_queue *q)
@@ -288,10 +288,7 @@ void hb_queue_close(hb_queue *q)
 
 int hb_queue_cpu_takes_jobs(hb_queue *q)
 {
-    pthread_mutex_lock(&q->lock);
-    int takes = q->cpu_takes_jobs;
-    pthread_mutex_unlock(&q->lock);
-    return takes;
+    return atomic_load(&q->cpu_takes_jobs);
 }
 
 int hb_queue_is_closing(hb_queue *q)

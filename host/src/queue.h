@@ -13,6 +13,7 @@
 #define HB_QUEUE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "hashbatch.h"
@@ -54,7 +55,8 @@ typedef struct hb_queue {
     uint64_t pending_jobs;
     uint64_t jobs_withdrawn; /* jobs that lost messages to cancel or close */
     hb_batch *fallback_head, *fallback_tail;
-    int cpu_takes_jobs; /* the pool hashes queued jobs, not only fallbacks */
+    atomic_int cpu_takes_jobs; /* the pool hashes queued jobs, not only
+                                  fallbacks; set under lock, read without */
     int closing;
 } hb_queue;
 
