@@ -98,10 +98,16 @@ def compare_run(chk, exe, opts, names, root, expected, what, verbose=False):
         return
     lines = proc.stderr.splitlines()
     backend = opts[opts.index("--backend") + 1].encode()
-    chk.check(len(lines) == 2 and
+    chk.check(len(lines) >= 2 and
+              all(line.startswith(b"hashbatch: ") for line in lines) and
               lines[0].startswith(b"hashbatch: engine: " + backend),
               what + ": -v does not report the %s engine (alone)"
               % backend.decode(), clitest.show(proc.stderr))
+    # the counters say the backend asked for did all the hashing
+    idle = b" 0 on the cpu pool;" if backend == b"opencl" else b" 0 bytes on devices,"
+    chk.check(len(lines) >= 2 and idle in lines[1],
+              what + ": -v shows work done elsewhere than on " +
+              backend.decode(), clitest.show(proc.stderr))
 
 
 def sha1sum(args, cwd, stdin=None, input=None):
