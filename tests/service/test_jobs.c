@@ -9,7 +9,8 @@
  * "timed out"; the eventfd of hb_job_fd (readable only once the job is
  * done, readable at once for a finished job, stays readable, one fd per
  * job); several threads waiting on one job all wake with HB_OK; NULL
- * arguments; stats.jobs_completed counted before the waiter wakes.
+ * arguments; stats.jobs_completed counted before the waiter wakes; a
+ * small job is not held up behind a long message submitted before it.
  * Backends: cpu, opencl, and auto with device "all" (devices and the pool
  * side by side).
  */
@@ -558,6 +559,42 @@ START_TEST(null_arguments)
 }
 END_TEST
 
+/* A long message streams through in chunks without holding short jobs
+ * up: a small job submitted after a 256 MiB message finishes first (the
+ * big one takes hundreds of milliseconds on every backend here; the small
+ * one a few launches at most). */
+START_TEST(short_job_overtakes_long)
+{
+    hb_engine *e = open_variant(_i);
+    big_job big;
+    big_job_make(&big, 1, 0x10a9);
+    uint8_t small_data[10][100];
+    hb_msg small[10];
+    for (size_t i = 0; i < 10; i++) {
+        memset(small_data[i], (int)i, sizeof small_data[i]);
+        small[i] = (hb_msg){small_data[i], sizeof small_data[i] - i};
+    }
+    hb_digest *small_want = tu_oracle(small, 10), small_got[10];
+    hb_job *long_job, *short_job;
+    ck_assert_int_eq(hb_submit(e, big.m, big.n, big.got, &long_job), HB_OK);
+    ck_assert_int_eq(hb_submit(e, small, 10, small_got, &short_job), HB_OK);
+    ck_assert_int_eq(hb_job_wait(short_job, -1), HB_OK);
+    hb_status long_status = hb_job_wait(long_job, 0);
+    ck_assert_msg(long_status == HB_ERR_TIMEOUT,
+                  "%s: the 256 MiB job was already finished (%s) when the small job "
+                  "submitted after it finished: the small one waited behind it",
+                  variants[_i].name, hb_status_name(long_status));
+    ck_assert_int_eq(hb_job_wait(long_job, -1), HB_OK);
+    ck_assert_int_eq(tu_count_mismatches(small, 10, small_want, small_got, "small"), 0);
+    ck_assert_int_eq(tu_count_mismatches(big.m, big.n, big.want, big.got, "long"), 0);
+    hb_job_free(short_job);
+    hb_job_free(long_job);
+    free(small_want);
+    big_job_free(&big);
+    hb_engine_close(e);
+}
+END_TEST
+
 static Suite *jobs_suite(void)
 {
     Suite *s = suite_create("jobs");
@@ -576,6 +613,7 @@ static Suite *jobs_suite(void)
     tcase_add_loop_test(tc, many_waiters_one_job, 0, NVARIANTS);
     tcase_add_loop_test(tc, jobs_completed_before_wake, 0, NVARIANTS);
     tcase_add_loop_test(tc, null_arguments, 0, NVARIANTS);
+    tcase_add_loop_test(tc, short_job_overtakes_long, 0, NVARIANTS);
     suite_add_tcase(s, tc);
     return s;
 }
