@@ -16,7 +16,7 @@ list=$(mktemp)
 ours=$(mktemp)
 theirs=$(mktemp)
 trap 'rm -f "$list" "$ours" "$theirs"' EXIT
-find "$dir" -xdev -type f -readable -print0 2>/dev/null | head -z -n 20000 > "$list"
+find "$dir" -xdev -type f -readable -print0 2>/dev/null | head -z -n 20000 > "$list" || true  # head stops find early
 files=$(tr -cd '\0' < "$list" | wc -c)
 bytes=$(xargs -0 -r stat -c %s < "$list" | awk '{s+=$1} END {print s+0}')
 start=$(date +%s.%N)

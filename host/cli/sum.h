@@ -57,7 +57,8 @@ typedef struct {
     hb_msg *msgs;
     hb_digest *digests;
     size_t count;   /* items waiting */
-    size_t bytes;   /* their bytes */
+    size_t bytes;   /* bytes read into memory */
+    size_t mapped;  /* files mapped rather than read */
     int unreadable; /* some file could not be read */
 } sum_batch;
 

@@ -2,12 +2,13 @@
  * sum_batch.c - groups of files hashed with one hb_sha1_batch call, and
  * their output in argument order.
  *
- * Owns: the grouping policy (up to max_bytes of data or max_files files
- * per group; a file bigger than max_bytes, mapped by file_load, is hashed
- * alone) and the order of output: each group's lines and error messages
- * come out in the order the names were given. Must not: print a digest
- * for a file whose read failed, or hold more than one group plus one file
- * in memory.
+ * Owns: the grouping policy (up to max_bytes of read data, max_files
+ * files, and MAPPED_MAX files bigger than max_bytes, which file_load maps
+ * rather than reads, so they cost address space, not memory; the engine
+ * hashes such big files side by side in device lanes) and the order of
+ * output: each group's lines and error messages come out in the order the
+ * names were given. Must not: print a digest for a file whose read failed,
+ * or hold more than one group plus one file in memory.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@
 
 #include "cli.h"
 #include "sum.h"
+
+#define MAPPED_MAX 16 /* one group of device lanes */
 
 int sum_batch_init(sum_batch *b, hb_engine *e, size_t max_bytes, size_t max_files)
 {
@@ -39,6 +42,7 @@ static void release_items(sum_batch *b)
         file_data_release(&b->items[i].data);
     b->count = 0;
     b->bytes = 0;
+    b->mapped = 0;
 }
 
 /* hash_group: digests of the readable files, in b->digests in order.
@@ -96,7 +100,9 @@ int sum_batch_flush(sum_batch *b)
 static void push(sum_batch *b, const sum_item *it)
 {
     b->items[b->count++] = *it;
-    if (it->err == 0)
+    if (it->err == 0 && it->data.mapped)
+        b->mapped++;
+    else if (it->err == 0)
         b->bytes += it->data.len;
 }
 
@@ -104,18 +110,18 @@ int sum_batch_add(sum_batch *b, const char *name)
 {
     sum_item it = {name, {NULL, 0, 0}, 0};
     it.err = file_load(name, b->max_bytes, &it.data);
-    size_t len = it.err == 0 ? it.data.len : 0;
+    int mapped = it.err == 0 && it.data.mapped;
+    size_t len = it.err == 0 && !mapped ? it.data.len : 0;
     int rc = 0;
 
-    if (b->count == b->max_files || len > b->max_bytes - b->bytes)
+    if (b->count == b->max_files || len > b->max_bytes - b->bytes ||
+        (mapped && b->mapped == MAPPED_MAX))
         rc = sum_batch_flush(b);
     if (rc != 0) {
         file_data_release(&it.data);
         return rc;
     }
     push(b, &it);
-    if (len > b->max_bytes) /* a big file goes alone */
-        return sum_batch_flush(b);
     return 0;
 }
 

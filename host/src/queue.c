@@ -3,8 +3,9 @@
  *
  * Owns: the pending-job FIFO and batch building. A take walks the jobs from
  * the head, taking each one's next messages until the taker's byte or
- * message budget is reached; a message longer than `alone_above` is taken
- * by itself, so a huge message never drags short ones along behind it.
+ * message budget is reached; messages longer than `long_above` go in takes
+ * of their own (up to long_max together, to share a device's lanes), so a
+ * huge message never drags short ones along behind it.
  * Jobs whose messages are all handed out leave the queue (their references
  * stay with the batches that carry their slices).
  * Must not: hash, or hold its lock while anything slow runs.
@@ -73,22 +74,34 @@ static void unlink_job(hb_queue *q, hb_job *prev, hb_job *j)
     q->pending_jobs--;
 }
 
-/* How many of j's next messages fit; 0 when the batch is full. */
-static size_t messages_fitting(const hb_job *j, const hb_take_limits *limits, uint64_t bytes,
-                               size_t count)
+/* A take so far: its size, and whether it holds long or short messages. */
+typedef struct {
+    uint64_t bytes;
+    size_t count;
+    int is_long; /* meaningful once count > 0 */
+} take_state;
+
+/* How many of j's next messages fit in the take; 0 when it is full. A
+ * take holds only short messages (up to the byte and message budgets) or
+ * only long ones (up to long_max of them): a long message never drags
+ * short ones behind it. */
+static size_t messages_fitting(const hb_job *j, const hb_take_limits *limits, take_state *t)
 {
     size_t k = 0;
-    while (j->next_to_take + k < j->n && count + k < limits->max_messages) {
+    while (j->next_to_take + k < j->n && t->count < limits->max_messages) {
         uint64_t len = j->msgs[j->next_to_take + k].len;
-        int alone = len > limits->alone_above;
-        if (alone && (count + k > 0 || limits->refuse_alone))
-            break; /* a long message starts a batch of its own */
-        if (!alone && count + k > 0 && bytes + len > limits->max_bytes)
+        int is_long = len > limits->long_above;
+        if (t->count == 0) {
+            if (is_long && limits->refuse_long)
+                break;
+            t->is_long = is_long;
+        } else if (is_long != t->is_long || (is_long && t->count >= limits->long_max) ||
+                   (!is_long && t->bytes + len > limits->max_bytes)) {
             break;
-        bytes += len;
+        }
+        t->bytes += len;
+        t->count++;
         k++;
-        if (alone)
-            break;
     }
     return k;
 }
@@ -110,7 +123,7 @@ static hb_batch *batch_alloc(size_t nslices, size_t n)
 
 /* The one walk both passes of a take make: from the head, each job's next
  * messages while they fit; it stops at the first job that keeps messages
- * back (FIFO: nobody jumps the queue) and after a message taken alone.
+ * back (FIFO: nobody jumps the queue).
  * visit (may be NULL) sees each job with what it gives; it may unlink it.
  * Returns the number of slices, and the messages in *n. */
 typedef void (*take_visit)(hb_queue *q, hb_job *prev, hb_job *j, size_t k, void *ctx);
@@ -118,28 +131,23 @@ typedef void (*take_visit)(hb_queue *q, hb_job *prev, hb_job *j, size_t k, void 
 static size_t walk_take(hb_queue *q, const hb_take_limits *limits, take_visit visit,
                         void *ctx, size_t *n)
 {
-    size_t slices = 0, count = 0;
-    uint64_t bytes = 0;
+    size_t slices = 0;
+    take_state t = {0, 0, 0};
     hb_job *prev = NULL, *j = q->head;
     while (j != NULL) {
-        size_t k = messages_fitting(j, limits, bytes, count);
+        size_t k = messages_fitting(j, limits, &t);
         hb_job *next = j->queue_next;
         int keeps_some = j->next_to_take + k < j->n;
-        int alone = k == 1 && j->msgs[j->next_to_take].len > limits->alone_above;
-        for (size_t i = 0; i < k; i++)
-            bytes += j->msgs[j->next_to_take + i].len;
-        count += k;
         slices += k > 0;
-        int unlinked = k > 0 && !keeps_some;
         if (k > 0 && visit != NULL)
             visit(q, prev, j, k, ctx);
-        if (keeps_some || alone)
+        if (keeps_some)
             break;
-        if (!unlinked || visit == NULL)
-            prev = j;
+        if (visit == NULL || k == 0)
+            prev = j; /* else visit unlinked j: prev stays */
         j = next;
     }
-    *n = count;
+    *n = t.count;
     return slices;
 }
 
@@ -177,7 +185,8 @@ hb_batch *hb_queue_take_own(hb_queue *q, hb_job *j, const hb_take_limits *limits
 {
     hb_batch *b = NULL;
     pthread_mutex_lock(&q->lock);
-    size_t k = q->cpu_takes_jobs && j->queued ? messages_fitting(j, limits, 0, 0) : 0;
+    take_state t = {0, 0, 0};
+    size_t k = atomic_load(&q->cpu_takes_jobs) && j->queued ? messages_fitting(j, limits, &t) : 0;
     if (k > 0 && (b = batch_alloc(1, k)) != NULL) {
         hb_job *prev = NULL;
         for (hb_job *it = q->head; it != j; it = it->queue_next)

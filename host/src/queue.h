@@ -40,8 +40,11 @@ typedef struct hb_batch {
 typedef struct {
     uint64_t max_bytes;     /* stop adding messages past this many bytes */
     size_t max_messages;
-    uint64_t alone_above;   /* a message longer than this is a batch alone */
-    int refuse_alone;       /* 1: take nothing if the head message is one */
+    uint64_t long_above;    /* messages longer than this are long: they go
+                               in batches of long messages only */
+    size_t long_max;        /* long messages per batch (they stream side
+                               by side through a device's lanes) */
+    int refuse_long;        /* 1: take nothing if the head message is long */
 } hb_take_limits;
 
 typedef enum { HB_TAKER_DEVICE, HB_TAKER_CPU } hb_taker;

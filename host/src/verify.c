@@ -39,6 +39,24 @@ static void draw_sample(size_t n, size_t count, uint64_t *rng, size_t *which)
     }
 }
 
+static int by_index(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts which[0..count) and drops repeats (a long message spans many
+ * launches, so it is picked many times): each message is hashed once. */
+static size_t unique_indices(size_t *which, size_t count)
+{
+    qsort(which, count, sizeof *which, by_index);
+    size_t kept = 0;
+    for (size_t k = 0; k < count; k++)
+        if (kept == 0 || which[kept - 1] != which[k])
+            which[kept++] = which[k];
+    return kept;
+}
+
 static size_t *choose_indices(size_t n, hb_verify_mode mode, unsigned per_mille,
                               const size_t *must, size_t nmust, uint64_t *rng, size_t *count)
 {
@@ -55,8 +73,10 @@ static size_t *choose_indices(size_t n, hb_verify_mode mode, unsigned per_mille,
             which[k] = k;
     else
         draw_sample(n, drawn, rng, which);
-    if (extra > 0)
+    if (extra > 0) {
         memcpy(which + drawn, must, extra * sizeof *which);
+        *count = unique_indices(which, *count);
+    }
     return which;
 }
 

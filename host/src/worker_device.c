@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "engine_internal.h"
+#include "pack.h"
 #include "plan.h"
 #include "verify.h"
 
@@ -186,11 +187,16 @@ static void init_loop(device_loop *loop, hb_worker *w)
     size_t staging = hb_opencl_staging_bytes(w->device);
     *loop = (device_loop){.worker = w, .engine = w->engine, .cl = w->device};
     /* several staging buffers per take: more messages of each length, so
-     * the plan fills its launches */
-    loop->limits = (hb_take_limits){staging * TAKE_STAGINGS, hb_plan_lanes_max(staging) * TAKE_STAGINGS,
-                                    staging / 4, 0};
+     * the plan fills its launches; long messages a lane group at a time */
+    loop->limits = (hb_take_limits){
+        .max_bytes = staging * TAKE_STAGINGS,
+        .max_messages = hb_plan_lanes_max(staging) * TAKE_STAGINGS,
+        .long_above = staging / 4,
+        .long_max = HB_LANES,
+        .refuse_long = 0,
+    };
     loop->short_limits = loop->limits;
-    loop->short_limits.refuse_alone = 1;
+    loop->short_limits.refuse_long = 1;
 }
 
 void *hb_device_worker_main(void *arg)
