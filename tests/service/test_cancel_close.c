@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "test_util.h"
+#include "service_util.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define HAVE_ASAN 1
@@ -44,35 +44,14 @@
 
 /* ---- backends ------------------------------------------------------- */
 
-typedef struct {
-    const char *name;
-    hb_backend_kind kind;
-    const char *device;
-} variant;
-
-static const variant variants[] = {
-    {"cpu", HB_BACKEND_CPU, NULL},
-    {"opencl", HB_BACKEND_OPENCL, NULL},
-    {"auto+all", HB_BACKEND_AUTO, "all"},
-};
-#define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
-
-/* Small staging, so a job of a few MiB is cut into several device
- * batches and a cancel can land between them. */
-static hb_engine *open_variant(int i)
+/* Variant i with small staging, so a job of a few MiB is cut into several
+ * device batches and a cancel can land between them. */
+static hb_engine *open_small_staging(int i)
 {
     hb_config cfg;
-    tu_config(&cfg, variants[i].kind);
-    cfg.device = variants[i].device;
+    variant_config(&cfg, i);
     cfg.staging_bytes = 256u << 10;
     return tu_open_cfg(&cfg);
-}
-
-static unsigned scale(void)
-{
-    const char *s = getenv("HB_TEST_SCALE");
-    long v = s ? strtol(s, NULL, 10) : 1;
-    return v >= 1 ? (unsigned)v : 1u;
 }
 
 static unsigned scaled(unsigned n)
@@ -242,7 +221,7 @@ static void report_tally(const char *what, const cancel_tally *t)
 
 START_TEST(cancel_races_completion)
 {
-    hb_engine *e = open_variant(_i);
+    hb_engine *e = open_small_staging(_i);
     tu_rng r;
     tu_rng_seed(&r, 0xC0FFEEu + (uint64_t)_i);
     static const size_t maxlens[] = {64, 2000, 8000, 70000};
@@ -272,8 +251,7 @@ START_TEST(cancel_races_completion)
     hb_digest *got = tu_digests(s.n);
     tu_batch(e, s.m, s.n, got);
     tu_assert_digests(s.m, s.n, s.want, got, "after cancels");
-    hb_stats st;
-    ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
+    hb_stats st = stats_of(e);
     ck_assert_uint_eq(st.queue_messages, 0);
     ck_assert_uint_eq(st.queue_jobs, 0);
     ck_assert_uint_eq(st.jobs_completed, t.ok + 1);
@@ -331,7 +309,7 @@ static void *canceller_main(void *arg)
 
 START_TEST(cancel_among_neighbours_threads)
 {
-    hb_engine *e = open_variant(_i);
+    hb_engine *e = open_small_staging(_i);
     pthread_t th[NCT];
     canceller c[NCT];
     for (int k = 0; k < NCT; k++) {
@@ -364,8 +342,7 @@ START_TEST(cancel_among_neighbours_threads)
     ck_assert_msg(neighbours == 0,
                   "%u jobs next to a cancelled one failed or went wrong",
                   neighbours);
-    hb_stats st;
-    ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
+    hb_stats st = stats_of(e);
     ck_assert_uint_eq(st.queue_messages, 0);
     hb_engine_close(e);
 }
@@ -387,7 +364,7 @@ static void *blocked_main(void *arg)
 
 START_TEST(cancel_wakes_waiter)
 {
-    hb_engine *e = open_variant(_i);
+    hb_engine *e = open_small_staging(_i);
     tu_rng r;
     tu_rng_seed(&r, 0xAB00u + (uint64_t)_i);
     for (unsigned it = 0; it < scaled(40); it++) {
@@ -419,7 +396,7 @@ END_TEST
 
 START_TEST(free_running_jobs)
 {
-    hb_engine *e = open_variant(_i);
+    hb_engine *e = open_small_staging(_i);
     tu_rng r;
     tu_rng_seed(&r, 0xF4EEu + (uint64_t)_i);
     for (unsigned it = 0; it < scaled(60); it++) {
@@ -484,7 +461,7 @@ static void *closer_main(void *arg)
 
 START_TEST(close_while_busy)
 {
-    hb_engine *e = open_variant(_i);
+    hb_engine *e = open_small_staging(_i);
     tu_rng r;
     tu_rng_seed(&r, 0xC105Eu);
     uint8_t *pool = malloc(CLOSE_POOL);
@@ -555,7 +532,7 @@ END_TEST
 /* Close with jobs nobody waits on; look and free afterwards. */
 START_TEST(close_with_unwaited_jobs)
 {
-    hb_engine *e = open_variant(_i);
+    hb_engine *e = open_small_staging(_i);
     enum { N = 20 };
     tu_msgset s[N];
     hb_digest *got[N];
@@ -596,7 +573,7 @@ END_TEST
  * never had a job. */
 START_TEST(close_idle)
 {
-    hb_engine *e = open_variant(_i);
+    hb_engine *e = open_small_staging(_i);
     tu_msgset s;
     tu_msgset_random(&s, 300, 3000, 0xE00u);
     hb_digest *got = tu_digests(s.n);
@@ -614,7 +591,7 @@ START_TEST(close_idle)
     free(got);
     tu_msgset_free(&s);
 
-    e = open_variant(_i);
+    e = open_small_staging(_i);
     alarm(60);
     hb_engine_close(e);
     alarm(0);

@@ -17,14 +17,13 @@
  * HB_TEST_SCALE (a divisor, default 1) shrinks the jobs per thread.
  */
 #include <ctype.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "hb_testing.h"
-#include "test_util.h"
+#include "service_util.h"
 
 #define NTHREADS 8
 #define JOBS_PER_THREAD 300u
@@ -37,17 +36,12 @@
 #define LONG_MAX (600u << 10)
 #define STAGING (256u << 10)
 
-typedef struct {
-    const char *name;
-    hb_backend_kind kind;
-    const char *device;
-} variant;
+_Static_assert(MAX_MSGS <= FEED_MAX_MSGS, "a job's messages fit a feeder");
+_Static_assert(POOL_MSGS <= FEED_MAX_SET, "the messages fit a feeder");
 
-static const variant variants[] = {
-    {"opencl", HB_BACKEND_OPENCL, NULL},
-    {"auto+all", HB_BACKEND_AUTO, "all"},
-};
-#define NVARIANTS 2
+/* The variants with a device: opencl, auto with device "all". */
+static const int device_variants[] = {VARIANT_OPENCL, VARIANT_AUTO_ALL};
+#define NDEVICE_VARIANTS 2
 
 typedef struct {
     const char *name;
@@ -63,13 +57,6 @@ static const fault_case faults[] = {
     {"device-lost", HB_FAULT_DEVICE_LOST, HB_VERIFY_SAMPLE, 44},
 };
 #define NFAULTS 4
-
-static unsigned scale(void)
-{
-    const char *s = getenv("HB_TEST_SCALE");
-    long v = s ? strtol(s, NULL, 10) : 1;
-    return v >= 1 ? (unsigned)v : 1u;
-}
 
 static int contains_ci(const char *hay, const char *needle)
 {
@@ -112,110 +99,20 @@ static void print_stats(const char *what, const hb_stats *st)
 
 /* ---- feeders: threads submitting random jobs ------------------------ */
 
-typedef struct {
-    hb_msg m[MAX_MSGS];
-    unsigned pick[MAX_MSGS];
-    hb_digest out[MAX_MSGS];
-    size_t n;
-    hb_job *job;
-} slot;
-
-typedef struct {
-    hb_engine *e;
-    uint64_t seed;
-    unsigned jobs;
-    int allow_device_error; /* cpu_fallback 0: HB_ERR_DEVICE is allowed */
-    uint8_t *data;
-    hb_msg set[POOL_MSGS];
-    hb_digest want[POOL_MSGS];
-    uint64_t submitted, messages, bytes, ok_jobs, device_errors;
-    unsigned bad_status, bad_digest, failed_submit;
-    char first_error[200];
-} feeder;
-
-static void note(feeder *f, const char *what, hb_status st, unsigned job)
+/* One message in 16 is a long one. */
+static unsigned pick_short_or_long(tu_rng *r)
 {
-    if (f->first_error[0] == '\0')
-        snprintf(f->first_error, sizeof f->first_error, "%s %s (job %u)",
-                 what, hb_status_name(st), job);
+    return tu_rng_below(r, 16) == 0
+               ? SHORT_MSGS + (unsigned)tu_rng_below(r, LONG_MSGS)
+               : (unsigned)tu_rng_below(r, SHORT_MSGS);
 }
 
-static void finish(feeder *f, slot *s, unsigned job)
+/* The thread's messages (short ones, then long ones) and their OpenSSL
+ * digests. */
+static void fill_set(feeder *f)
 {
-    hb_status st = hb_job_wait(s->job, -1);
-    if (st == HB_OK) {
-        f->ok_jobs++;
-        for (size_t i = 0; i < s->n; i++)
-            if (memcmp(s->out[i], f->want[s->pick[i]], 20) != 0) {
-                f->bad_digest++;
-                note(f, "wrong digest, outcome", st, job);
-                break;
-            }
-    } else if (st == HB_ERR_DEVICE && f->allow_device_error) {
-        f->device_errors++;
-    } else {
-        f->bad_status++;
-        note(f, "wait =", st, job);
-    }
-    hb_job_free(s->job);
-    s->job = NULL;
-}
-
-static void *feeder_main(void *arg)
-{
-    feeder *f = arg;
     tu_rng r;
-    tu_rng_seed(&r, f->seed);
-    slot *slots = calloc(IN_FLIGHT, sizeof *slots);
-    if (slots == NULL) {
-        f->failed_submit++;
-        return NULL;
-    }
-    unsigned head = 0, in_flight = 0;
-    for (unsigned k = 0; k < f->jobs; k++) {
-        if (in_flight == IN_FLIGHT) {
-            finish(f, &slots[head], k - IN_FLIGHT);
-            head = (head + 1) % IN_FLIGHT;
-            in_flight--;
-        }
-        slot *s = &slots[(head + in_flight) % IN_FLIGHT];
-        s->n = 1 + tu_rng_below(&r, MAX_MSGS);
-        for (size_t i = 0; i < s->n; i++) {
-            /* one message in 16 is a long one */
-            s->pick[i] = tu_rng_below(&r, 16) == 0
-                             ? SHORT_MSGS + (unsigned)tu_rng_below(&r, LONG_MSGS)
-                             : (unsigned)tu_rng_below(&r, SHORT_MSGS);
-            s->m[i] = f->set[s->pick[i]];
-            f->bytes += s->m[i].len;
-        }
-        memset(s->out, 0xEE, sizeof s->out);
-        hb_status st = hb_submit(f->e, s->m, s->n, s->out, &s->job);
-        f->submitted++;
-        f->messages += s->n;
-        if (st != HB_OK) {
-            f->failed_submit++;
-            note(f, "submit =", st, k);
-            break;
-        }
-        in_flight++;
-    }
-    while (in_flight > 0) {
-        finish(f, &slots[head], f->jobs - in_flight);
-        head = (head + 1) % IN_FLIGHT;
-        in_flight--;
-    }
-    free(slots);
-    return NULL;
-}
-
-static void feeder_init(feeder *f, hb_engine *e, uint64_t seed, unsigned jobs)
-{
-    memset(f, 0, sizeof *f);
-    f->e = e;
-    f->seed = seed;
-    f->jobs = jobs;
-    tu_rng r;
-    tu_rng_seed(&r, seed * 31 + 5);
+    tu_rng_seed(&r, f->seed * 31 + 5);
     size_t total = (size_t)SHORT_MSGS * SHORT_MAX + (size_t)LONG_MSGS * LONG_MAX;
     f->data = malloc(total);
     ck_assert_ptr_nonnull(f->data);
@@ -231,44 +128,23 @@ static void feeder_init(feeder *f, hb_engine *e, uint64_t seed, unsigned jobs)
     }
 }
 
-typedef struct {
-    uint64_t submitted, messages, bytes, ok_jobs, device_errors;
-    unsigned bad_status, bad_digest, failed_submit;
-} totals;
-
-/* Runs NTHREADS feeders on e; returns what they saw. */
-static totals run_feeders(hb_engine *e, uint64_t seed, unsigned jobs,
-                          int allow_device_error)
+/* Runs NTHREADS feeders on e; returns what they saw. allow_device_error:
+ * cpu_fallback 0, HB_ERR_DEVICE is an allowed outcome. */
+static feed_totals run_feeders(hb_engine *e, uint64_t seed, unsigned jobs,
+                               int allow_device_error)
 {
-    feeder *f = calloc(NTHREADS, sizeof *f);
-    ck_assert_ptr_nonnull(f);
-    pthread_t th[NTHREADS];
+    const feed_plan plan = {IN_FLIGHT, MAX_MSGS, pick_short_or_long,
+                            allow_device_error};
+    feeder *f = feeders_new(NTHREADS);
     for (int k = 0; k < NTHREADS; k++) {
-        feeder_init(&f[k], e, seed * 100 + (uint64_t)k, jobs);
-        f[k].allow_device_error = allow_device_error;
+        feeder_init(&f[k], e, &plan, seed * 100 + (uint64_t)k, jobs);
+        fill_set(&f[k]);
     }
     alarm(400); /* watchdog: a job that never finishes kills the test */
-    for (int k = 0; k < NTHREADS; k++)
-        ck_assert_int_eq(pthread_create(&th[k], NULL, feeder_main, &f[k]), 0);
-    for (int k = 0; k < NTHREADS; k++)
-        ck_assert_int_eq(pthread_join(th[k], NULL), 0);
+    feeders_run(f, NTHREADS);
     alarm(0);
-    totals t;
-    memset(&t, 0, sizeof t);
-    for (int k = 0; k < NTHREADS; k++) {
-        t.submitted += f[k].submitted;
-        t.messages += f[k].messages;
-        t.bytes += f[k].bytes;
-        t.ok_jobs += f[k].ok_jobs;
-        t.device_errors += f[k].device_errors;
-        t.bad_status += f[k].bad_status;
-        t.bad_digest += f[k].bad_digest;
-        t.failed_submit += f[k].failed_submit;
-        if (f[k].first_error[0])
-            fprintf(stderr, "thread %d: %s\n", k, f[k].first_error);
-        free(f[k].data);
-    }
-    free(f);
+    feed_totals t = feeders_total(f, NTHREADS);
+    feeders_free(f, NTHREADS);
     return t;
 }
 
@@ -284,14 +160,14 @@ static const hb_device_stats *opencl_entry(const hb_stats *st)
 
 START_TEST(fault_under_load)
 {
-    const variant *v = &variants[_i / NFAULTS];
+    const int vi = device_variants[_i / NFAULTS];
+    const variant *v = &variants[vi];
     const fault_case *fc = &faults[_i % NFAULTS];
     char what[128];
     snprintf(what, sizeof what, "%s, %s", v->name, fc->name);
 
     hb_config cfg;
-    tu_config(&cfg, v->kind);
-    cfg.device = v->device;
+    variant_config(&cfg, vi);
     cfg.verify = fc->verify;
     cfg.cpu_fallback = 1;
     cfg.staging_bytes = STAGING;
@@ -309,10 +185,9 @@ START_TEST(fault_under_load)
     if (jobs < 8)
         jobs = 8;
     double t0 = tu_now();
-    totals t = run_feeders(e, fc->seed + (uint64_t)_i, jobs, 0);
+    feed_totals t = run_feeders(e, fc->seed + (uint64_t)_i, jobs, 0);
     double took = tu_now() - t0;
-    hb_stats st;
-    ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
+    hb_stats st = stats_of(e);
     fprintf(stderr, "%s: %llu jobs in %.2f s (scale %u)\n", what,
             (unsigned long long)t.submitted, took, scale());
     print_stats(what, &st);
@@ -387,10 +262,10 @@ END_TEST
  * right digests, or HB_ERR_DEVICE; nothing hangs; stats add up. */
 START_TEST(no_fallback_under_load)
 {
-    const variant *v = &variants[_i];
+    const int vi = device_variants[_i];
+    const variant *v = &variants[vi];
     hb_config cfg;
-    tu_config(&cfg, v->kind);
-    cfg.device = v->device;
+    variant_config(&cfg, vi);
     cfg.verify = HB_VERIFY_SAMPLE;
     cfg.cpu_fallback = 0;
     cfg.staging_bytes = STAGING;
@@ -402,9 +277,8 @@ START_TEST(no_fallback_under_load)
     plan.seed = 55;
     ck_assert_int_eq(hb_testing_set_fault(e, &plan), HB_OK);
     unsigned jobs = JOBS_PER_THREAD / 2 / scale();
-    totals t = run_feeders(e, 55, jobs < 8 ? 8 : jobs, 1);
-    hb_stats st;
-    ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
+    feed_totals t = run_feeders(e, 55, jobs < 8 ? 8 : jobs, 1);
+    hb_stats st = stats_of(e);
     print_stats(v->name, &st);
     fprintf(stderr, "%s: %llu jobs OK, %llu HB_ERR_DEVICE\n", v->name,
             (unsigned long long)t.ok_jobs, (unsigned long long)t.device_errors);
@@ -455,7 +329,7 @@ START_TEST(no_fallback_device_error_named)
     hb_stats sts;
     unsigned rounds = 0;
     for (;;) {
-        ck_assert_int_eq(hb_engine_stats(e, &sts), HB_OK);
+        sts = stats_of(e);
         if (sts.quarantined)
             break;
         ck_assert_msg(++rounds < 10, "device never quarantined");
@@ -507,8 +381,7 @@ START_TEST(build_failure_auto_falls_back)
         ck_assert_int_eq(hb_submit(e, s.m, s.n, got, &j), HB_OK);
         ck_assert_int_eq(hb_job_wait(j, -1), HB_OK);
         tu_assert_digests(s.m, s.n, s.want, got, "auto, build failed");
-        hb_stats sts;
-        ck_assert_int_eq(hb_engine_stats(e, &sts), HB_OK);
+        hb_stats sts = stats_of(e);
         ck_assert_uint_eq(sts.cpu_bytes, s.total_bytes);
         ck_assert_uint_eq(sts.device_launches, 0);
         hb_job_free(j);
@@ -553,8 +426,9 @@ static Suite *fault_matrix_suite(void)
     Suite *s = suite_create("fault_matrix");
     TCase *tc = tcase_create("matrix");
     tcase_set_timeout(tc, 450);
-    tcase_add_loop_test(tc, fault_under_load, 0, NVARIANTS * NFAULTS);
-    tcase_add_loop_test(tc, no_fallback_under_load, 0, NVARIANTS);
+    tcase_add_loop_test(tc, fault_under_load, 0,
+                         NDEVICE_VARIANTS * NFAULTS);
+    tcase_add_loop_test(tc, no_fallback_under_load, 0, NDEVICE_VARIANTS);
     suite_add_tcase(s, tc);
     tc = tcase_create("single");
     tcase_set_timeout(tc, 120);

@@ -21,42 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "test_util.h"
-
-/* ---- backends ------------------------------------------------------- */
-
-typedef struct {
-    const char *name;
-    hb_backend_kind kind;
-    const char *device;
-} variant;
-
-static const variant variants[] = {
-    {"cpu", HB_BACKEND_CPU, NULL},
-    {"opencl", HB_BACKEND_OPENCL, NULL},
-    {"auto+all", HB_BACKEND_AUTO, "all"},
-};
-#define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
-
-static hb_engine *open_variant(int i)
-{
-    hb_config cfg;
-    tu_config(&cfg, variants[i].kind);
-    cfg.device = variants[i].device;
-    hb_engine *e = tu_open_cfg(&cfg);
-    if (variants[i].kind == HB_BACKEND_AUTO)
-        ck_assert_msg(hb_engine_backend(e) == HB_BACKEND_OPENCL,
-                      "auto+all did not open a device: %s",
-                      hb_engine_describe(e));
-    return e;
-}
-
-static hb_stats stats_of(const hb_engine *e)
-{
-    hb_stats s;
-    ck_assert_int_eq(hb_engine_stats(e, &s), HB_OK);
-    return s;
-}
+#include "service_util.h"
 
 /* ---- a large job: one buffer cut into messages ------------------------ */
 
@@ -110,7 +75,7 @@ static int fd_readable(int fd, int timeout_ms)
 
 START_TEST(submit_wait_one)
 {
-    hb_engine *e = open_variant(_i);
+    hb_engine *e = open_variant_checked(_i);
     tu_msgset s;
     tu_msgset_random(&s, 3000, 5000, 0x1000u + (uint64_t)_i);
     hb_digest *got = tu_digests(s.n);
@@ -142,7 +107,7 @@ END_TEST
 
 START_TEST(submit_many_wait_out_of_order)
 {
-    hb_engine *e = open_variant(_i);
+    hb_engine *e = open_variant_checked(_i);
     tu_msgset s[NJOBS];
     hb_digest *got[NJOBS];
     hb_job *j[NJOBS];
@@ -182,7 +147,7 @@ END_TEST
 
 START_TEST(zero_message_job)
 {
-    hb_engine *e = open_variant(_i);
+    hb_engine *e = open_variant_checked(_i);
     hb_job *j = NULL;
     ck_assert_int_eq(hb_submit(e, NULL, 0, NULL, &j), HB_OK);
     ck_assert_ptr_nonnull(j);
@@ -225,7 +190,7 @@ END_TEST
  * after submit cannot see it done. */
 START_TEST(wait_timeout_zero_then_ok)
 {
-    hb_engine *e = open_variant(_i);
+    hb_engine *e = open_variant_checked(_i);
     big_job b;
     big_job_make(&b, 1, 0x3000u);
     hb_job *j;
@@ -245,7 +210,7 @@ END_TEST
 
 START_TEST(wait_short_timeouts_until_done)
 {
-    hb_engine *e = open_variant(_i);
+    hb_engine *e = open_variant_checked(_i);
     big_job b;
     big_job_make(&b, 64, 0x3100u + (uint64_t)_i);
     hb_job *j;
@@ -280,7 +245,7 @@ END_TEST
  * past (an immediate HB_ERR_TIMEOUT); any negative timeout is forever. */
 START_TEST(wait_huge_and_negative_timeouts)
 {
-    hb_engine *e = open_variant(_i);
+    hb_engine *e = open_variant_checked(_i);
     tu_msgset s;
     tu_msgset_random(&s, 2000, 20000, 0x3200u);
     const int64_t timeouts[] = {INT64_MAX, INT64_MAX - 1, (int64_t)1 << 62,
@@ -308,7 +273,7 @@ END_TEST
 
 START_TEST(fd_readable_only_when_done)
 {
-    hb_engine *e = open_variant(_i);
+    hb_engine *e = open_variant_checked(_i);
     big_job b;
     big_job_make(&b, 16, 0x4000u + (uint64_t)_i);
     hb_job *j;
@@ -342,7 +307,7 @@ END_TEST
 /* The other order: wait first, then the fd must already be readable. */
 START_TEST(fd_after_wait_readable)
 {
-    hb_engine *e = open_variant(_i);
+    hb_engine *e = open_variant_checked(_i);
     big_job b;
     big_job_make(&b, 32, 0x4100u + (uint64_t)_i);
     hb_job *j;
@@ -360,7 +325,7 @@ END_TEST
 
 START_TEST(fd_of_finished_job)
 {
-    hb_engine *e = open_variant(_i);
+    hb_engine *e = open_variant_checked(_i);
     tu_msgset s;
     tu_msgset_random(&s, 100, 1000, 0x4200u);
     hb_digest *got = tu_digests(s.n);
@@ -384,7 +349,7 @@ END_TEST
 #define NPOLL 24
 START_TEST(fd_event_loop)
 {
-    hb_engine *e = open_variant(_i);
+    hb_engine *e = open_variant_checked(_i);
     tu_msgset s[NPOLL];
     hb_digest *got[NPOLL];
     hb_job *j[NPOLL];
@@ -448,7 +413,7 @@ static void *waiter_main(void *arg)
 
 START_TEST(many_waiters_one_job)
 {
-    hb_engine *e = open_variant(_i);
+    hb_engine *e = open_variant_checked(_i);
     big_job b;
     big_job_make(&b, 128, 0x5000u + (uint64_t)_i);
     hb_job *j;
@@ -480,7 +445,7 @@ END_TEST
 
 START_TEST(jobs_completed_before_wake)
 {
-    hb_engine *e = open_variant(_i);
+    hb_engine *e = open_variant_checked(_i);
     tu_msgset s;
     tu_msgset_random(&s, 64, 3000, 0x6000u);
     hb_digest *got = tu_digests(s.n);
@@ -508,7 +473,7 @@ END_TEST
 
 START_TEST(null_arguments)
 {
-    hb_engine *e = open_variant(_i);
+    hb_engine *e = open_variant_checked(_i);
     hb_msg m[2] = {{"abc", 3}, {"de", 2}};
     hb_digest out[2];
     hb_job *j = (hb_job *)(uintptr_t)1; /* must be set to NULL on failure */
@@ -565,7 +530,7 @@ END_TEST
  * one a few launches at most). */
 START_TEST(short_job_overtakes_long)
 {
-    hb_engine *e = open_variant(_i);
+    hb_engine *e = open_variant_checked(_i);
     big_job big;
     big_job_make(&big, 1, 0x10a9);
     uint8_t small_data[10][100];

@@ -22,35 +22,7 @@
 #include <unistd.h>
 
 #include "hb_testing.h"
-#include "test_util.h"
-
-typedef struct {
-    const char *name;
-    hb_backend_kind kind;
-    const char *device;
-} variant;
-
-static const variant variants[] = {
-    {"cpu", HB_BACKEND_CPU, NULL},
-    {"opencl", HB_BACKEND_OPENCL, NULL},
-    {"auto+all", HB_BACKEND_AUTO, "all"},
-};
-#define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
-
-static unsigned scale(void)
-{
-    const char *s = getenv("HB_TEST_SCALE");
-    long v = s ? strtol(s, NULL, 10) : 1;
-    return v >= 1 ? (unsigned)v : 1u;
-}
-
-static hb_engine *open_variant(int i)
-{
-    hb_config cfg;
-    tu_config(&cfg, variants[i].kind);
-    cfg.device = variants[i].device;
-    return tu_open_cfg(&cfg);
-}
+#include "service_util.h"
 
 static void print_stats(const char *what, const hb_stats *st)
 {
@@ -193,8 +165,7 @@ static void *mixer_main(void *arg)
 START_TEST(mixed_work_sums)
 {
     hb_engine *e = open_variant(_i);
-    hb_stats st;
-    ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
+    hb_stats st = stats_of(e);
     /* fresh engine: entries named, nothing counted */
     check_sums(&st, variants[_i].name);
     ck_assert_uint_eq(st.messages, 0);
@@ -223,7 +194,7 @@ START_TEST(mixed_work_sums)
         bytes += x[k].bytes;
         failures += x[k].failures;
     }
-    ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
+    st = stats_of(e);
     print_stats(variants[_i].name, &st);
     ck_assert_msg(failures == 0, "%u jobs failed or had wrong digests",
                   failures);
@@ -355,8 +326,7 @@ START_TEST(device_all_both_sides_hash)
     feed_big(e, total, 0xA11u, &jobs);
     fprintf(stderr, "auto+all: %zu MiB in %llu jobs, %.2f s\n", total >> 20,
             (unsigned long long)jobs, tu_now() - t0);
-    hb_stats st;
-    ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
+    hb_stats st = stats_of(e);
     print_stats("auto+all big", &st);
     check_sums(&st, "auto+all big");
     ck_assert_uint_eq(st.bytes, total / MSG_LEN * MSG_LEN);
@@ -399,8 +369,7 @@ START_TEST(fallback_counted_under_pool)
     if (total < ((size_t)8 << 20))
         total = (size_t)8 << 20;
     feed_big(e, total, 0xFA11u, &jobs);
-    hb_stats st;
-    ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
+    hb_stats st = stats_of(e);
     print_stats("opencl, every 20th launch fails", &st);
     check_sums(&st, "fallback");
     ck_assert_uint_eq(st.bytes, total / MSG_LEN * MSG_LEN);
