@@ -5,7 +5,7 @@
  * readback, sampled verification included) over RUNS repetitions, and
  * printing the median with the spread. Builds the batch once; the first
  * batch is a warm-up and is not timed.
- * Usage: hb_throughput BACKEND MESSAGE_BYTES COUNT [RUNS] [VERIFY]
+ * Usage: hb_throughput BACKEND MESSAGE_BYTES COUNT [RUNS] [VERIFY] [STAGING_BYTES]
  * BACKEND: auto, opencl, cpu, or all (auto with device "all": every
  * OpenCL device and the CPU pool side by side).
  * Prints one line: backend, size, count, median GB/s, min, max, Mmsg/s.
@@ -45,7 +45,7 @@ static unsigned char *make_data(size_t bytes)
 static int usage(void)
 {
     fprintf(stderr, "usage: hb_throughput auto|opencl|cpu|all MESSAGE_BYTES COUNT [RUNS] "
-                    "[off|sample|full]\n");
+                    "[off|sample|full] [STAGING_BYTES]\n");
     return 2;
 }
 
@@ -60,6 +60,8 @@ int main(int argc, char **argv)
     int all = strcmp(argv[1], "all") == 0; /* auto with every device and the pool */
     if (all)
         cfg.device = "all";
+    if (argc > 6)
+        cfg.staging_bytes = strtoull(argv[6], NULL, 10);
     if ((!all && hb_backend_parse(argv[1], &cfg.backend) != HB_OK) || count == 0 || runs < 1 ||
         (argc > 5 && hb_verify_parse(argv[5], &cfg.verify) != HB_OK))
         return usage();

@@ -279,22 +279,24 @@ static void pack_lanes(const launch_view *v, const hb_msg *m, const hb_digest *s
                        uint32_t *blocks, uint32_t *state, uint32_t *counts)
 {
     size_t group_words = (size_t)v->launch->stride * HB_GROUP_BLOCK_WORDS;
-    for (size_t l = 0; l < v->ngroups * HB_LANES; l++) {
-        size_t g = l / HB_LANES;
-        unsigned lane = (unsigned)(l % HB_LANES);
-        uint32_t lane_state[5] = {0, 0, 0, 0, 0};
-        counts[l] = 0;
-        if (l < v->launch->nsteps) {
-            const hb_lane_step *s = &v->steps[l];
-            hb_pack_lane(blocks + g * group_words, lane, &m[s->msg], s->first_block,
-                         s->nblocks);
-            counts[l] = s->nblocks;
-            if (s->first_block == 0)
-                hb_state_initial(lane_state);
-            else
-                memcpy(lane_state, states[s->msg], sizeof lane_state);
+    for (size_t g = 0; g < v->ngroups; g++) {
+        hb_pack_lane_desc lanes[HB_LANES];
+        for (unsigned lane = 0; lane < HB_LANES; lane++) {
+            size_t l = g * HB_LANES + lane;
+            uint32_t lane_state[5] = {0, 0, 0, 0, 0};
+            lanes[lane] = (hb_pack_lane_desc){NULL, 0, 0};
+            if (l < v->launch->nsteps) {
+                const hb_lane_step *s = &v->steps[l];
+                lanes[lane] = (hb_pack_lane_desc){&m[s->msg], s->first_block, s->nblocks};
+                if (s->first_block == 0)
+                    hb_state_initial(lane_state);
+                else
+                    memcpy(lane_state, states[s->msg], sizeof lane_state);
+            }
+            counts[l] = lanes[lane].nblocks;
+            hb_state_store_lane(state + g * HB_GROUP_STATE_WORDS, lane, lane_state);
         }
-        hb_state_store_lane(state + g * HB_GROUP_STATE_WORDS, lane, lane_state);
+        hb_pack_group(blocks + g * group_words, v->launch->stride, lanes);
     }
 }
 

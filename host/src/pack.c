@@ -2,13 +2,16 @@
  * pack.c - padding messages and laying their words out for the kernel.
  *
  * Owns: the padded tail (0x80, zeros, 64-bit big-endian bit length), the
- * byte swap to big-endian words, and the lane/block/word addressing.
+ * byte swap to big-endian words, the lane/block/word addressing (portable
+ * path), and choosing between it and pack_avx512.c once per process.
  * Whole blocks are read straight from the caller's bytes; only the one or
  * two final blocks are built in a small stack buffer.
  * Must not: allocate, or read past a message's end.
  */
 #include "pack.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const uint32_t sha1_initial_state[5] = {0x67452301u, 0xEFCDAB89u, 0x98BADCFEu,
@@ -34,7 +37,7 @@ static void store_be32(uint8_t *p, uint32_t v)
 
 /* The final 1 or 2 blocks: the bytes after the last whole block, 0x80,
  * zeros, and the length in bits. Returns the number of blocks written. */
-static unsigned build_tail(const hb_msg *msg, uint8_t tail[2 * HB_BLOCK_BYTES])
+unsigned hb_pack_tail(const hb_msg *msg, uint8_t tail[2 * HB_BLOCK_BYTES])
 {
     size_t whole = msg->len / HB_BLOCK_BYTES * HB_BLOCK_BYTES;
     size_t rest = msg->len - whole;
@@ -71,11 +74,39 @@ void hb_pack_lane(uint32_t *group_words, unsigned lane, const hb_msg *msg,
             continue;
         }
         if (!tail_built) {
-            build_tail(msg, tail);
+            hb_pack_tail(msg, tail);
             tail_built = 1;
         }
         pack_block(dst, tail + (q - whole_blocks) * HB_BLOCK_BYTES);
     }
+}
+
+void hb_pack_group_scalar(uint32_t *group_words, uint32_t stride,
+                          const hb_pack_lane_desc lanes[16])
+{
+    (void)stride;
+    for (unsigned lane = 0; lane < HB_LANES; lane++)
+        if (lanes[lane].nblocks > 0)
+            hb_pack_lane(group_words, lane, lanes[lane].msg, lanes[lane].first_block,
+                         lanes[lane].nblocks);
+}
+
+typedef void (*pack_group_fn)(uint32_t *, uint32_t, const hb_pack_lane_desc[16]);
+static pack_group_fn pack_group_impl;
+static pthread_once_t pack_group_once = PTHREAD_ONCE_INIT;
+
+static void choose_pack_group(void)
+{
+    const char *forced = getenv("HASHBATCH_PACK");
+    int scalar = forced != NULL && strcmp(forced, "scalar") == 0;
+    pack_group_impl = !scalar && hb_pack_avx512_usable() ? hb_pack_group_avx512
+                                                         : hb_pack_group_scalar;
+}
+
+void hb_pack_group(uint32_t *group_words, uint32_t stride, const hb_pack_lane_desc lanes[16])
+{
+    pthread_once(&pack_group_once, choose_pack_group);
+    pack_group_impl(group_words, stride, lanes);
 }
 
 void hb_state_store_lane(uint32_t *group_state, unsigned lane, const uint32_t state[5])

@@ -27,6 +27,33 @@ uint64_t hb_padded_blocks(uint64_t len);
 void hb_pack_lane(uint32_t *group_words, unsigned lane, const hb_msg *msg,
                   uint64_t first_block, uint32_t nblocks);
 
+/* One lane of a group to pack: blocks [first_block, first_block + nblocks)
+ * of msg's padded form (nblocks 0: an unused lane, left as it is). */
+typedef struct {
+    const hb_msg *msg;
+    uint64_t first_block;
+    uint32_t nblocks;
+} hb_pack_lane_desc;
+
+/* hb_pack_group: packs the 16 lanes of one group whose words start at
+ * group_words, `stride` blocks per lane. Uses AVX-512 (16 lanes loaded,
+ * byte-swapped and transposed at once) where the CPU has it, else the
+ * portable per-lane path; HASHBATCH_PACK=scalar in the environment forces
+ * the portable one (for tests). Both write the same words. */
+void hb_pack_group(uint32_t *group_words, uint32_t stride, const hb_pack_lane_desc lanes[16]);
+
+/* hb_pack_group_scalar / hb_pack_group_avx512: the two implementations
+ * (the second only where hb_pack_avx512_usable() says so). */
+void hb_pack_group_scalar(uint32_t *group_words, uint32_t stride,
+                          const hb_pack_lane_desc lanes[16]);
+void hb_pack_group_avx512(uint32_t *group_words, uint32_t stride,
+                          const hb_pack_lane_desc lanes[16]);
+int hb_pack_avx512_usable(void);
+
+/* hb_pack_tail: the final 1 or 2 blocks of msg (the bytes after its last
+ * whole block, 0x80, zeros, the bit length); returns how many. */
+unsigned hb_pack_tail(const hb_msg *msg, uint8_t tail[2 * HB_BLOCK_BYTES]);
+
 /* Lane state in the state buffer: word k of lane i at k * 16 + i. */
 void hb_state_store_lane(uint32_t *group_state, unsigned lane, const uint32_t state[5]);
 void hb_state_load_lane(const uint32_t *group_state, unsigned lane, uint32_t state[5]);
