@@ -6,6 +6,7 @@
  * printing the median with the spread. Builds the batch once; the first
  * batch is a warm-up and is not timed.
  * Usage: hb_throughput BACKEND MESSAGE_BYTES COUNT [RUNS] [VERIFY] [STAGING_BYTES]
+ *        [CPU_THREADS]   (0 for either: the default)
  * BACKEND: auto, opencl, cpu, or all (auto with device "all": every
  * OpenCL device and the CPU pool side by side).
  * Prints one line: backend, size, count, median GB/s, min, max, Mmsg/s.
@@ -45,7 +46,7 @@ static unsigned char *make_data(size_t bytes)
 static int usage(void)
 {
     fprintf(stderr, "usage: hb_throughput auto|opencl|cpu|all MESSAGE_BYTES COUNT [RUNS] "
-                    "[off|sample|full] [STAGING_BYTES]\n");
+                    "[off|sample|full] [STAGING_BYTES] [CPU_THREADS]\n");
     return 2;
 }
 
@@ -62,6 +63,8 @@ int main(int argc, char **argv)
         cfg.device = "all";
     if (argc > 6)
         cfg.staging_bytes = strtoull(argv[6], NULL, 10);
+    if (argc > 7)
+        cfg.cpu_threads = (unsigned)atoi(argv[7]);
     if ((!all && hb_backend_parse(argv[1], &cfg.backend) != HB_OK) || count == 0 || runs < 1 ||
         (argc > 5 && hb_verify_parse(argv[5], &cfg.verify) != HB_OK))
         return usage();

@@ -151,6 +151,7 @@ hb_status hb_settings_resolve(const hb_config *cfg, hb_settings *out)
     out->backend = cfg->backend;
     out->verify = cfg->verify;
     out->cpu_threads = cfg->cpu_threads ? cfg->cpu_threads : hb_cpu_threads_default();
+    out->cpu_threads_given = cfg->cpu_threads != 0;
     out->staging_bytes = cfg->staging_bytes ? cfg->staging_bytes : HB_DEFAULT_STAGING_BYTES;
     out->ring_depth = cfg->ring_depth;
     out->sample_per_mille =

@@ -19,6 +19,7 @@ typedef struct {
     char device[HB_DEVICE_SPEC_MAX]; /* "" when none was given */
     hb_verify_mode verify;
     unsigned cpu_threads;
+    int cpu_threads_given; /* 0: cpu_threads is the default, one per core */
     size_t staging_bytes;
     unsigned ring_depth;
     unsigned sample_per_mille;

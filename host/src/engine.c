@@ -123,8 +123,24 @@ static hb_status choose_devices(hb_engine *e, hb_opencl **opened, size_t *nopene
     return HB_OK;
 }
 
+/* With the pool taking jobs beside OpenCL devices that run on the host's
+ * own cores (pocl), one pool thread per such device gives its core to it,
+ * unless the caller chose the thread count: measured on 2 cores, pocl and
+ * one pool thread out-hash pocl and two. */
+static unsigned cpu_workers_for(const hb_engine *e, hb_opencl **devices, size_t ndevices)
+{
+    unsigned threads = e->settings.cpu_threads;
+    int shares_cores = e->settings.backend == HB_BACKEND_AUTO &&
+                       strcmp(e->settings.device, "all") == 0 && !e->settings.cpu_threads_given;
+    for (size_t i = 0; shares_cores && i < ndevices && threads > 1; i++)
+        if (hb_opencl_info(devices[i])->type == HB_DEVICE_CPU)
+            threads--;
+    return threads;
+}
+
 static hb_status start_workers(hb_engine *e, hb_opencl **devices, size_t ndevices)
 {
+    e->settings.cpu_threads = cpu_workers_for(e, devices, ndevices);
     e->nworkers = ndevices + e->settings.cpu_threads;
     e->workers = calloc(e->nworkers, sizeof *e->workers);
     if (e->workers == NULL) {
