@@ -18,7 +18,7 @@ theirs=$(mktemp)
 trap 'rm -f "$list" "$ours" "$theirs"' EXIT
 find "$dir" -xdev -type f -readable -print0 2>/dev/null | head -z -n 20000 > "$list" || true  # head stops find early
 files=$(tr -cd '\0' < "$list" | wc -c)
-bytes=$(xargs -0 -r stat -c %s < "$list" | awk '{s+=$1} END {print s+0}')
+bytes=$(xargs -0 -r stat -c %s < "$list" | awk '{s+=$1} END {printf "%.0f", s}')
 start=$(date +%s.%N)
 xargs -0 -r "$hb" sum < "$list" > "$ours"
 end=$(date +%s.%N)
