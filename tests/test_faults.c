@@ -50,21 +50,6 @@ static hb_stats stats_of(const hb_engine *e)
     return st;
 }
 
-static void print_stats(const char *what, const hb_stats *st)
-{
-    fprintf(stderr,
-            "%s: launches %llu, verified %llu, mismatches %llu, fallbacks "
-            "%llu, device errors %llu, quarantined %d, device bytes %llu, "
-            "cpu bytes %llu\n",
-            what, (unsigned long long)st->device_launches,
-            (unsigned long long)st->verified,
-            (unsigned long long)st->verify_mismatches,
-            (unsigned long long)st->fallbacks,
-            (unsigned long long)st->device_errors, st->quarantined,
-            (unsigned long long)st->device_bytes,
-            (unsigned long long)st->cpu_bytes);
-}
-
 /* contains_ci: case-insensitive strstr. */
 static int contains_ci(const char *hay, const char *needle)
 {
@@ -101,7 +86,7 @@ START_TEST(test_corrupt_one_full_verify)
     tu_batch(e, s.m, NMSG, got);
     tu_assert_digests(s.m, NMSG, s.want, got, "corrupt one, verify full");
     hb_stats st = stats_of(e);
-    print_stats("corrupt one, verify full", &st);
+    tu_print_stats("corrupt one, verify full", &st);
     ck_assert_uint_gt(st.verify_mismatches, 0);
     ck_assert_int_eq(st.quarantined, 1);
     ck_assert_uint_eq(st.messages, NMSG);
@@ -113,7 +98,7 @@ START_TEST(test_corrupt_one_full_verify)
     tu_batch(e, s.m, NMSG, got);
     tu_assert_digests(s.m, NMSG, s.want, got, "after quarantine");
     hb_stats st2 = stats_of(e);
-    print_stats("after quarantine", &st2);
+    tu_print_stats("after quarantine", &st2);
     ck_assert_uint_eq(st2.device_launches, st.device_launches);
     ck_assert_uint_eq(st2.messages, 2 * NMSG);
     hb_engine_close(e);
@@ -132,7 +117,7 @@ START_TEST(test_corrupt_all_sample_verify)
     tu_batch(e, s.m, NMSG, got);
     tu_assert_digests(s.m, NMSG, s.want, got, "corrupt all, verify sample");
     hb_stats st = stats_of(e);
-    print_stats("corrupt all, verify sample", &st);
+    tu_print_stats("corrupt all, verify sample", &st);
     ck_assert_uint_gt(st.verify_mismatches, 0);
     ck_assert_int_eq(st.quarantined, 1);
     hb_engine_close(e);
@@ -153,7 +138,7 @@ START_TEST(test_corrupt_one_no_verify_shows)
     size_t bad = tu_count_mismatches(s.m, NMSG, s.want, got,
                                      "corrupt one, verify off (expected)");
     hb_stats st = stats_of(e);
-    print_stats("corrupt one, verify off", &st);
+    tu_print_stats("corrupt one, verify off", &st);
     fprintf(stderr, "every %llu launch(es): %zu wrong digests\n",
             (unsigned long long)nth, bad);
     ck_assert_msg(bad >= 1, "fault injection had no visible effect");
@@ -185,7 +170,7 @@ START_TEST(test_enqueue_error_fallback)
     tu_batch(e, s.m, NMSG, got);
     tu_assert_digests(s.m, NMSG, s.want, got, "enqueue error, fallback");
     hb_stats st = stats_of(e);
-    print_stats("enqueue error, fallback", &st);
+    tu_print_stats("enqueue error, fallback", &st);
     ck_assert_uint_ge(st.fallbacks, 1);
     ck_assert_uint_ge(st.device_errors, 1);
     ck_assert_uint_eq(st.messages, NMSG);

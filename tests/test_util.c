@@ -492,3 +492,29 @@ int tu_run_suite(Suite *s)
     srunner_free(sr);
     return failed == 0 ? 0 : 1;
 }
+
+void tu_print_stats(const char *what, const hb_stats *st)
+{
+    fprintf(stderr,
+            "%s: %llu msgs, %llu bytes (device %llu, cpu %llu), batches %llu, launches %llu, "
+            "jobs %llu/%llu; verified %llu, mismatches %llu, fallbacks %llu, device errors "
+            "%llu, quarantined %d\n",
+            what, (unsigned long long)st->messages, (unsigned long long)st->bytes,
+            (unsigned long long)st->device_bytes, (unsigned long long)st->cpu_bytes,
+            (unsigned long long)st->batches, (unsigned long long)st->device_launches,
+            (unsigned long long)st->jobs_completed, (unsigned long long)st->jobs_submitted,
+            (unsigned long long)st->verified, (unsigned long long)st->verify_mismatches,
+            (unsigned long long)st->fallbacks, (unsigned long long)st->device_errors,
+            st->quarantined);
+    for (unsigned k = 0; k < st->ndevices && k < HB_STATS_MAX_DEVICES; k++)
+        fprintf(stderr,
+                "  [%u] %-40s cpu %d: %llu msgs, %llu bytes, %llu batches, %llu launches, "
+                "busy %.3f s, %llu errors, quarantined %d\n",
+                k, st->device[k].name, st->device[k].is_cpu,
+                (unsigned long long)st->device[k].messages,
+                (unsigned long long)st->device[k].bytes,
+                (unsigned long long)st->device[k].batches,
+                (unsigned long long)st->device[k].launches,
+                (double)st->device[k].busy_ns / 1e9, (unsigned long long)st->device[k].errors,
+                st->device[k].quarantined);
+}

@@ -43,6 +43,10 @@ hb_engine *tu_open(hb_backend_kind kind);
 /* tu_batch: hb_sha1_batch; fails the test unless it returns HB_OK. */
 void tu_batch(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out);
 
+/* tu_print_stats: every counter of st, one line, then one line per
+ * device, on stderr under the label what (diagnostics for a failing run). */
+void tu_print_stats(const char *what, const hb_stats *st);
+
 /* tu_assert_clean: fails the test if e's stats show a verification
  * mismatch, a fallback, a device error or a quarantine; and, for the
  * OpenCL backend, unless every byte was hashed on the device. */

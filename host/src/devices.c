@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cl_errors.h"
 
 #define MAX_PLATFORMS 16u
 #define MAX_DEVICES_PER_PLATFORM 64u

@@ -73,30 +73,6 @@ static int contains_ci(const char *hay, const char *needle)
     return 0;
 }
 
-static void print_stats(const char *what, const hb_stats *st)
-{
-    fprintf(stderr,
-            "%s: jobs %llu/%llu, launches %llu, verified %llu, mismatches "
-            "%llu, fallbacks %llu, device errors %llu, quarantined %d, "
-            "device bytes %llu, cpu bytes %llu\n",
-            what, (unsigned long long)st->jobs_completed,
-            (unsigned long long)st->jobs_submitted,
-            (unsigned long long)st->device_launches,
-            (unsigned long long)st->verified,
-            (unsigned long long)st->verify_mismatches,
-            (unsigned long long)st->fallbacks,
-            (unsigned long long)st->device_errors, st->quarantined,
-            (unsigned long long)st->device_bytes,
-            (unsigned long long)st->cpu_bytes);
-    for (unsigned k = 0; k < st->ndevices; k++)
-        fprintf(stderr, "  [%u] %s: %llu msgs, %llu bytes, %llu errors%s\n",
-                k, st->device[k].name,
-                (unsigned long long)st->device[k].messages,
-                (unsigned long long)st->device[k].bytes,
-                (unsigned long long)st->device[k].errors,
-                st->device[k].quarantined ? ", quarantined" : "");
-}
-
 /* ---- feeders: threads submitting random jobs ------------------------ */
 
 /* One message in 16 is a long one. */
@@ -190,7 +166,7 @@ START_TEST(fault_under_load)
     hb_stats st = stats_of(e);
     fprintf(stderr, "%s: %llu jobs in %.2f s (scale %u)\n", what,
             (unsigned long long)t.submitted, took, scale());
-    print_stats(what, &st);
+    tu_print_stats(what, &st);
 
     ck_assert_msg(t.failed_submit == 0, "%s: %u submits failed", what,
                   t.failed_submit);
@@ -279,7 +255,7 @@ START_TEST(no_fallback_under_load)
     unsigned jobs = JOBS_PER_THREAD / 2 / scale();
     feed_totals t = run_feeders(e, 55, jobs < 8 ? 8 : jobs, 1);
     hb_stats st = stats_of(e);
-    print_stats(v->name, &st);
+    tu_print_stats(v->name, &st);
     fprintf(stderr, "%s: %llu jobs OK, %llu HB_ERR_DEVICE\n", v->name,
             (unsigned long long)t.ok_jobs, (unsigned long long)t.device_errors);
     ck_assert_uint_eq(t.failed_submit, 0);

@@ -24,33 +24,6 @@
 #include "hb_testing.h"
 #include "service_util.h"
 
-static void print_stats(const char *what, const hb_stats *st)
-{
-    fprintf(stderr,
-            "%s: %llu msgs, %llu bytes (device %llu, cpu %llu), batches %llu, "
-            "launches %llu, jobs %llu/%llu\n",
-            what, (unsigned long long)st->messages,
-            (unsigned long long)st->bytes,
-            (unsigned long long)st->device_bytes,
-            (unsigned long long)st->cpu_bytes,
-            (unsigned long long)st->batches,
-            (unsigned long long)st->device_launches,
-            (unsigned long long)st->jobs_completed,
-            (unsigned long long)st->jobs_submitted);
-    for (unsigned k = 0; k < st->ndevices && k < HB_STATS_MAX_DEVICES; k++)
-        fprintf(stderr,
-                "  [%u] %-40s cpu %d: %llu msgs, %llu bytes, %llu batches, "
-                "%llu launches, busy %.3f s, %llu errors, quarantined %d\n",
-                k, st->device[k].name, st->device[k].is_cpu,
-                (unsigned long long)st->device[k].messages,
-                (unsigned long long)st->device[k].bytes,
-                (unsigned long long)st->device[k].batches,
-                (unsigned long long)st->device[k].launches,
-                (double)st->device[k].busy_ns / 1e9,
-                (unsigned long long)st->device[k].errors,
-                st->device[k].quarantined);
-}
-
 /* The invariants every snapshot of a quiet engine must satisfy. */
 static void check_sums(const hb_stats *st, const char *what)
 {
@@ -195,7 +168,7 @@ START_TEST(mixed_work_sums)
         failures += x[k].failures;
     }
     st = stats_of(e);
-    print_stats(variants[_i].name, &st);
+    tu_print_stats(variants[_i].name, &st);
     ck_assert_msg(failures == 0, "%u jobs failed or had wrong digests",
                   failures);
     check_sums(&st, variants[_i].name);
@@ -327,7 +300,7 @@ START_TEST(device_all_both_sides_hash)
     fprintf(stderr, "auto+all: %zu MiB in %llu jobs, %.2f s\n", total >> 20,
             (unsigned long long)jobs, tu_now() - t0);
     hb_stats st = stats_of(e);
-    print_stats("auto+all big", &st);
+    tu_print_stats("auto+all big", &st);
     check_sums(&st, "auto+all big");
     ck_assert_uint_eq(st.bytes, total / MSG_LEN * MSG_LEN);
     ck_assert_uint_eq(st.messages, total / MSG_LEN);
@@ -370,7 +343,7 @@ START_TEST(fallback_counted_under_pool)
         total = (size_t)8 << 20;
     feed_big(e, total, 0xFA11u, &jobs);
     hb_stats st = stats_of(e);
-    print_stats("opencl, every 20th launch fails", &st);
+    tu_print_stats("opencl, every 20th launch fails", &st);
     check_sums(&st, "fallback");
     ck_assert_uint_eq(st.bytes, total / MSG_LEN * MSG_LEN);
     ck_assert_uint_eq(st.jobs_completed, jobs);
