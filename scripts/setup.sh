@@ -8,7 +8,13 @@ packages=(
   pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
   libssl-dev openssl check
   coreutils
+  ruby ruby-dev ruby-minitest rake
+  jdupes gnuplot-nox
 )
+# Peers the benchmarks compare against; tests need only jdupes.
+if [[ "${HB_SETUP_BENCH:-0}" == 1 ]]; then
+  packages+=(rdfind rmlint fdupes hashdeep hashcat hyperfine ruby-benchmark-ips)
+fi
 if [[ "${HB_SETUP_SANITIZERS:-0}" == 1 ]]; then
   packages+=(clang libclang-rt-14-dev)
 fi

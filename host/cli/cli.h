@@ -33,6 +33,8 @@ enum {
 
 int cmd_devices(int argc, char **argv);
 int cmd_sum(int argc, char **argv);
+int cmd_dedup(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 /* ---- diag.c: messages on stderr --------------------------------------- */
 

@@ -20,7 +20,9 @@ typedef struct {
 
 static const cli_command commands[] = {
     {"devices", cmd_devices, "list OpenCL devices and the CPU pool, and what `auto` picks"},
-    {"sum", cmd_sum, "print SHA-1 checksums, byte for byte as sha1sum does"},
+    {"sum", cmd_sum, "print or check SHA-1 checksums, byte for byte as sha1sum does"},
+    {"dedup", cmd_dedup, "find duplicate files (size, SHA-1, then byte for byte)"},
+    {"bench", cmd_bench, "measure each backend against OpenSSL's SHA-1 on this machine"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
