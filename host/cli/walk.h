@@ -1,0 +1,82 @@
+/*
+ * walk.h - a deterministic recursive walk over file-system trees, shared by
+ * `hashbatch sum -r` and `hashbatch dedup`.
+ *
+ * The walk visits its arguments in the order given, and each directory's
+ * entries in byte order (strcmp), depth first, so two runs over one tree
+ * report the same entries in the same order. Names are bytes: newlines and
+ * invalid UTF-8 pass through untouched.
+ *
+ * Every entry ends up in exactly one event of the callback:
+ *  - WALK_FILE: a regular file, with its struct stat (dev, ino, size,
+ *    mtime, nlink ...). Never opened by the walk.
+ *  - WALK_SPECIAL: a FIFO, socket, character or block device: skipped and
+ *    never opened (opening a FIFO could block forever).
+ *  - WALK_SYMLINK: a symbolic link that is not followed, or a dangling
+ *    one while following. Not an error: tools skip these silently.
+ *  - WALK_LOOP: a directory that is one of its own ancestors (a symlink
+ *    loop while following, or a bind mount): not entered again.
+ *  - WALK_ERROR: a stat, open or read of a directory failed (the entry
+ *    vanished, permission denied, too many levels of symbolic links ...):
+ *    err holds the errno value; the walk goes on with the next entry.
+ * Directories themselves are not reported; their contents are.
+ *
+ * Owns: directory traversal, its order, and loop detection. Must not:
+ * open regular files, print anything, or decide what is an error for the
+ * exit status (the callback does).
+ */
+#ifndef HB_CLI_WALK_H
+#define HB_CLI_WALK_H
+
+#include <stddef.h>
+#include <sys/stat.h>
+
+typedef enum {
+    WALK_FILE = 0,    /* a regular file; st valid */
+    WALK_SPECIAL = 1, /* FIFO, socket or device; st valid; skipped */
+    WALK_SYMLINK = 2, /* a symlink not followed (or dangling); st is the link's */
+    WALK_LOOP = 3,    /* a directory already being walked above; st valid */
+    WALK_ERROR = 4    /* err set; st NULL */
+} walk_kind;
+
+/* One event of the walk. Everything it points to is valid only during the
+ * callback: copy what must be kept. */
+typedef struct {
+    walk_kind kind;
+    const char *path;      /* the argument, then "/"-joined names */
+    const struct stat *st; /* NULL for WALK_ERROR */
+    int err;               /* WALK_ERROR: the errno value; else 0 */
+    const char *cause;     /* short text for messages: "is a FIFO",
+                              "directory loop", strerror(err) ... */
+    size_t depth;          /* 0 for an argument itself */
+    int is_arg;            /* 1 when path is one of the arguments */
+} walk_entry;
+
+/* The callback: returns 0 to go on, anything else to stop the walk, which
+ * then returns that value. */
+typedef int (*walk_fn)(void *ctx, const walk_entry *e);
+
+typedef struct {
+    /* 0 (default): symlinks below the arguments are reported as
+     * WALK_SYMLINK and not followed; arguments themselves are always
+     * followed (as `find -H` and `du -D` do). 1: every symlink is
+     * followed, and directory loops are detected (WALK_LOOP). */
+    int follow_symlinks;
+    /* 0 (default): a directory argument is walked recursively. 1: a
+     * directory argument (or one found below) is not entered and is
+     * reported as WALK_ERROR with EISDIR (for `sum` without -r). */
+    int no_recurse;
+} walk_opts;
+
+/* walk_opts_init: the defaults (no following, recursive). */
+void walk_opts_init(walk_opts *o);
+
+/* walk_paths: walks the n paths in order (see the top of this file),
+ * calling fn(ctx, entry) for every entry. opts NULL means the defaults.
+ * Returns 0 when the walk went through (errors reached the callback), the
+ * callback's nonzero value when it stopped the walk, or ENOMEM. Uses one
+ * file descriptor per directory level being walked. Not thread-safe with
+ * respect to ctx (fn runs on the calling thread only). */
+int walk_paths(char *const *paths, size_t n, const walk_opts *opts, walk_fn fn, void *ctx);
+
+#endif /* HB_CLI_WALK_H */
