@@ -59,7 +59,10 @@ const char *hb_version_string(void);
     X(HB_ERR_CLOSED, 11, "the engine is closed")                            \
     X(HB_ERR_IO, 12, "an input/output error")                               \
     X(HB_ERR_THREAD, 13, "a thread could not be started")                   \
-    X(HB_ERR_INTERNAL, 14, "an internal error (a bug in hashbatch)")
+    X(HB_ERR_INTERNAL, 14, "an internal error (a bug in hashbatch)")      \
+    X(HB_ERR_FILE_CHANGED, 15, "the file changed while it was read")      \
+    X(HB_ERR_NOT_REGULAR, 16,                                             \
+      "not a regular file (a FIFO, socket or device): skipped")
 
 typedef enum {
 #define HB_STATUS_ENUM_(name, value, text) name = value,
@@ -332,6 +335,138 @@ int hb_cpu_has_sha_ni(void);
 
 /* hb_cpu_threads_default: the CPU pool size a 0 in cpu_threads means. */
 unsigned hb_cpu_threads_default(void);
+
+
+/* ---- files: hashing files by path or descriptor ----------------------- */
+
+/*
+ * A files job hashes many files, whole, and gives one result per file.
+ * I/O threads (owned by the job) read the files while the engine hashes:
+ *  - small files (up to small_max bytes) are read whole into memory and
+ *    handed to the engine in batches (hb_submit), so many of them share
+ *    device launches or CPU pool batches;
+ *  - bigger files are streamed in chunk_bytes read() calls through
+ *    OpenSSL's incremental SHA-1 on the I/O thread itself: one SHA-1
+ *    stream is sequential, so a device gains nothing on one big file.
+ *    Nothing is memory-mapped: a file truncated while it is read gives
+ *    HB_ERR_FILE_CHANGED, never a SIGBUS.
+ * File bytes held in memory at once stay under memory_max (plus at most
+ * small_max per I/O thread for files whose size is not known in advance).
+ * Each file is stat-ed before and after it is read; a different size or
+ * modification time gives HB_ERR_FILE_CHANGED. The byte count is not
+ * trusted otherwise: files such as those in /proc that report a size of 0
+ * (or a wrong one) and still have content are read to their end.
+ * Paths naming FIFOs, sockets or devices are opened without blocking and
+ * skipped (HB_ERR_NOT_REGULAR) unless read_special is set.
+ */
+
+/* One input: a path, or (path NULL) an open descriptor, which is read
+ * from its current offset to its end and not closed. One descriptor must
+ * not appear twice in one job. */
+typedef struct {
+    const char *path;
+    int fd;
+} hb_file_input;
+
+/* The outcome for one file. */
+typedef struct {
+    hb_digest digest; /* SHA-1 of the content; valid when status is HB_OK */
+    hb_status status; /* HB_OK; HB_ERR_IO (err says why: ENOENT, EACCES,
+                         EISDIR, EIO, ELOOP ...); HB_ERR_FILE_CHANGED;
+                         HB_ERR_NOT_REGULAR; HB_ERR_NO_MEMORY;
+                         HB_ERR_CANCELLED (the job was cancelled first);
+                         or the engine's status for its batch
+                         (HB_ERR_CLOSED, HB_ERR_DEVICE) */
+    int err;          /* errno for HB_ERR_IO (and HB_ERR_NO_MEMORY), else 0 */
+    uint64_t size;    /* bytes read and hashed (when status is HB_OK) */
+} hb_file_result;
+
+/* hb_files_callback: called once per file as soon as its result is
+ * final (r is also stored in out[index]). Calls are never concurrent, but
+ * come from the job's threads in completion order, not index order. Must
+ * not call hb_files_job_wait/cancel/free on its own job. */
+typedef void (*hb_files_callback)(void *ctx, size_t index,
+                                  const hb_file_result *r);
+
+/* Options of a files job. Always start from hb_files_options_init(). */
+typedef struct {
+    unsigned io_threads;  /* reader threads; 0: default (online cores, at
+                             least 2, at most 16) */
+    size_t small_max;     /* files up to this size are batched through the
+                             engine, bigger ones streamed; 0: 1 MiB */
+    size_t memory_max;    /* cap on file bytes held in memory; 0: 64 MiB */
+    size_t batch_bytes;   /* bytes per engine submission; 0: 8 MiB */
+    size_t chunk_bytes;   /* read() size when streaming; 0: 1 MiB */
+    int read_special;     /* 1: FIFOs, sockets and devices named by a path
+                             are read to their end (which may block); 0
+                             (default): skipped with HB_ERR_NOT_REGULAR */
+    hb_files_callback on_file; /* NULL: none */
+    void *ctx;            /* passed to on_file */
+} hb_files_options;
+
+/* Counters of a files job, for progress and reports. */
+typedef struct {
+    uint64_t files;          /* files in the job */
+    uint64_t files_done;     /* files with a final result (any status) */
+    uint64_t files_failed;   /* of those, status other than HB_OK */
+    uint64_t bytes_read;     /* bytes read so far, all files */
+    uint64_t batched_files;  /* files hashed by the engine */
+    uint64_t batched_bytes;
+    uint64_t batches;        /* engine submissions */
+    uint64_t streamed_files; /* files streamed through OpenSSL on the
+                                I/O threads */
+    uint64_t streamed_bytes;
+    uint64_t peak_memory;    /* most file bytes held in memory at once */
+} hb_files_stats;
+
+typedef struct hb_files_job hb_files_job; /* opaque */
+
+/* hb_files_options_init: fills *o with the defaults. NULL: does nothing. */
+void hb_files_options_init(hb_files_options *o);
+
+/* hb_submit_files: starts hashing the n inputs and returns at once with
+ * *job (owned by the caller; hb_files_job_free). Result i goes to out[i].
+ * in (with the path strings), out and e must stay valid until the job
+ * has finished (hb_files_job_wait returned something other than
+ * HB_ERR_TIMEOUT); e must not be closed before that. opt NULL: defaults;
+ * it is copied. n may be 0.
+ * Returns HB_OK; HB_ERR_NULL_ARGUMENT (e, job NULL, or in/out NULL with
+ * n > 0); HB_ERR_INVALID_ARGUMENT (an input with neither path nor a
+ * descriptor >= 0); HB_ERR_NO_MEMORY; HB_ERR_THREAD. Problems with a
+ * file are never a failure of this call: they are in its result.
+ * Thread-safe; many jobs may run on one engine at once. */
+hb_status hb_submit_files(hb_engine *e, const hb_file_input *in, size_t n,
+                          hb_file_result *out, const hb_files_options *opt,
+                          hb_files_job **job);
+
+/* hb_files_job_wait: waits up to timeout_ns (< 0: forever; 0: just look)
+ * for every file of j to have its result. Returns HB_ERR_TIMEOUT if not
+ * yet; else HB_OK (every file has its result, each with its own status),
+ * or HB_ERR_CANCELLED (hb_files_job_cancel was called; files not reached
+ * have HB_ERR_CANCELLED). HB_ERR_NULL_ARGUMENT when j is NULL.
+ * Only one thread may wait on a job at a time. */
+hb_status hb_files_job_wait(hb_files_job *j, int64_t timeout_ns);
+
+/* hb_files_job_cancel: asks j to stop: files not yet started finish with
+ * HB_ERR_CANCELLED, streams stop at their next chunk, engine batches are
+ * cancelled. Returns at once (wait for the end with hb_files_job_wait).
+ * Returns HB_OK or HB_ERR_NULL_ARGUMENT. Thread-safe, also from on_file's
+ * thread of another job, or a signal-watching thread. */
+hb_status hb_files_job_cancel(hb_files_job *j);
+
+/* hb_files_job_stats: a snapshot of j's counters (see hb_files_stats).
+ * Returns HB_OK or HB_ERR_NULL_ARGUMENT. Thread-safe. */
+hb_status hb_files_job_stats(const hb_files_job *j, hb_files_stats *out);
+
+/* hb_files_job_free: cancels j if it has not finished, waits for its
+ * threads, and releases it. NULL is fine. */
+void hb_files_job_free(hb_files_job *j);
+
+/* hb_hash_files: hb_submit_files over n paths, then waits. Blocks until
+ * every file has its result in out[i]. Returns as hb_submit_files, or
+ * HB_OK once done: per-file problems are in out[i].status. */
+hb_status hb_hash_files(hb_engine *e, const char *const *paths, size_t n,
+                        hb_file_result *out, const hb_files_options *opt);
 
 #ifdef __cplusplus
 }
