@@ -89,6 +89,53 @@ typedef uint lane_t;
     ROUND(c, d, e, a, b, f, k, SCHEDULE((t) + 3));                       \
     ROUND(b, c, d, e, a, f, k, SCHEDULE((t) + 4))
 
+/* compress_block: one block, w[0..15] its big-endian words, into h[0..4];
+ * lanes whose `active` bits are zero keep their state. */
+static inline __attribute__((always_inline)) void compress_block(lane_t w[16], lane_t h[5],
+                                                                 const lane_t active)
+{
+    lane_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
+    ROUNDS5_FIRST(0, F_CH, K0);
+    ROUNDS5_FIRST(5, F_CH, K0);
+    ROUNDS5_FIRST(10, F_CH, K0);
+    ROUND(a, b, c, d, e, F_CH, K0, w[15]);
+    ROUND(e, a, b, c, d, F_CH, K0, SCHEDULE(16));
+    ROUND(d, e, a, b, c, F_CH, K0, SCHEDULE(17));
+    ROUND(c, d, e, a, b, F_CH, K0, SCHEDULE(18));
+    ROUND(b, c, d, e, a, F_CH, K0, SCHEDULE(19));
+
+    ROUNDS5(20, F_PARITY, K1);
+    ROUNDS5(25, F_PARITY, K1);
+    ROUNDS5(30, F_PARITY, K1);
+    ROUNDS5(35, F_PARITY, K1);
+
+    ROUNDS5(40, F_MAJ, K2);
+    ROUNDS5(45, F_MAJ, K2);
+    ROUNDS5(50, F_MAJ, K2);
+    ROUNDS5(55, F_MAJ, K2);
+
+    ROUNDS5(60, F_PARITY, K3);
+    ROUNDS5(65, F_PARITY, K3);
+    ROUNDS5(70, F_PARITY, K3);
+    ROUNDS5(75, F_PARITY, K3);
+    h[0] += a & active;
+    h[1] += b & active;
+    h[2] += c & active;
+    h[3] += d & active;
+    h[4] += e & active;
+}
+
+#define LOAD_STATE(h, lane_state)                                        \
+    do {                                                                 \
+        for (int k_ = 0; k_ < 5; k_++)                                   \
+            (h)[k_] = LOAD_WORD((lane_state), k_ * 16);                  \
+    } while (0)
+#define STORE_STATE(h, lane_state)                                       \
+    do {                                                                 \
+        for (int k_ = 0; k_ < 5; k_++)                                   \
+            STORE_WORD((lane_state), k_ * 16, (h)[k_]);                  \
+    } while (0)
+
 __kernel void hb_sha1_blocks(__global const uint *blocks,
                              __global uint *state,
                              __global const uint *lane_blocks,
@@ -106,12 +153,8 @@ __kernel void hb_sha1_blocks(__global const uint *blocks,
         return;
 
     __global uint *lane_state = state + group * 80 + lane;
-    lane_t h0 = LOAD_WORD(lane_state, 0);
-    lane_t h1 = LOAD_WORD(lane_state, 16);
-    lane_t h2 = LOAD_WORD(lane_state, 32);
-    lane_t h3 = LOAD_WORD(lane_state, 48);
-    lane_t h4 = LOAD_WORD(lane_state, 64);
-
+    lane_t h[5];
+    LOAD_STATE(h, lane_state);
     const lane_t counts = LOAD_WORD(lane_blocks + group * 16 + lane, 0);
     const uint most = lanes_max(counts);
     __global const uint *block = blocks + group * (size_t)stride * 256 + lane;
@@ -119,42 +162,134 @@ __kernel void hb_sha1_blocks(__global const uint *blocks,
         lane_t w[16];
         for (int j = 0; j < 16; j++)
             w[j] = LOAD_WORD(block, j * 16);
-
-        lane_t a = h0, b = h1, c = h2, d = h3, e = h4;
-        ROUNDS5_FIRST(0, F_CH, K0);
-        ROUNDS5_FIRST(5, F_CH, K0);
-        ROUNDS5_FIRST(10, F_CH, K0);
-        ROUND(a, b, c, d, e, F_CH, K0, w[15]);
-        ROUND(e, a, b, c, d, F_CH, K0, SCHEDULE(16));
-        ROUND(d, e, a, b, c, F_CH, K0, SCHEDULE(17));
-        ROUND(c, d, e, a, b, F_CH, K0, SCHEDULE(18));
-        ROUND(b, c, d, e, a, F_CH, K0, SCHEDULE(19));
-
-        ROUNDS5(20, F_PARITY, K1);
-        ROUNDS5(25, F_PARITY, K1);
-        ROUNDS5(30, F_PARITY, K1);
-        ROUNDS5(35, F_PARITY, K1);
-
-        ROUNDS5(40, F_MAJ, K2);
-        ROUNDS5(45, F_MAJ, K2);
-        ROUNDS5(50, F_MAJ, K2);
-        ROUNDS5(55, F_MAJ, K2);
-
-        ROUNDS5(60, F_PARITY, K3);
-        ROUNDS5(65, F_PARITY, K3);
-        ROUNDS5(70, F_PARITY, K3);
-        ROUNDS5(75, F_PARITY, K3);
-        const lane_t active = ACTIVE_MASK(i_block, counts);
-        h0 += a & active;
-        h1 += b & active;
-        h2 += c & active;
-        h3 += d & active;
-        h4 += e & active;
+        compress_block(w, h, ACTIVE_MASK(i_block, counts));
     }
-
-    STORE_WORD(lane_state, 0, h0);
-    STORE_WORD(lane_state, 16, h1);
-    STORE_WORD(lane_state, 32, h2);
-    STORE_WORD(lane_state, 48, h3);
-    STORE_WORD(lane_state, 64, h4);
+    STORE_STATE(h, lane_state);
 }
+
+#if HB_LANES == 16 && defined(HB_IN_PLACE)
+/*
+ * hb_sha1_in_place: the same compression, reading whole blocks straight
+ * from the caller's bytes (CPU devices, where a buffer made over host
+ * memory is that memory: no copy). Only the padded final blocks are
+ * packed, as raw bytes, by the host.
+ *
+ * Contract, for lane i of group g (l = g * 16 + i):
+ *   lane_whole[l] blocks are read in place, starting at byte
+ *   lane_offset[l] of `bytes`; then lane_blocks[l] - lane_whole[l] final
+ *   blocks from tails + l * 128 (at most 2). Blocks are raw message bytes;
+ *   the kernel swaps them to big-endian words and transposes the 16
+ *   lanes' blocks into the 16 words of the schedule, with shuffles.
+ *   state: as for hb_sha1_blocks.
+ */
+
+/* Unaligned views of a block: 16 words, 64 bytes (clang vector types). */
+typedef uint block_words __attribute__((ext_vector_type(16), aligned(1)));
+typedef uchar block_bytes __attribute__((ext_vector_type(64)));
+
+/* The 64 bytes at p (any alignment) as 16 big-endian words: one load and
+ * one byte shuffle. */
+static inline __attribute__((always_inline)) uint16 load_block_be(__global const uchar *p)
+{
+    const block_words raw = *(__global const block_words *)p;
+    const block_bytes bytes = __builtin_astype(raw, block_bytes);
+    const block_bytes swapped = __builtin_shufflevector(bytes, bytes, 3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12, 19, 18, 17, 16, 23, 22, 21, 20, 27, 26, 25, 24, 31, 30, 29, 28, 35, 34, 33, 32, 39, 38, 37, 36, 43, 42, 41, 40, 47, 46, 45, 44, 51, 50, 49, 48, 55, 54, 53, 52, 59, 58, 57, 56, 63, 62, 61, 60);
+    return __builtin_astype(swapped, uint16);
+}
+
+/* transpose16: m[i] holds block words of lane i; afterwards m[j] holds
+ * word j of every lane. Four levels, each swapping one bit of the row
+ * and column index between pairs of rows. */
+#define TRANSPOSE_PAIR(m, r, d, ia, ib)                                      \
+    do {                                                                  \
+        const uint16 a_ = (m)[r], b_ = (m)[(r) + (d)];                    \
+        (m)[r] = __builtin_shufflevector(a_, b_, ia);                     \
+        (m)[(r) + (d)] = __builtin_shufflevector(a_, b_, ib);             \
+    } while (0)
+#define IDX_A8 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
+#define IDX_B8 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
+#define IDX_A4 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27
+#define IDX_B4 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31
+#define IDX_A2 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29
+#define IDX_B2 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31
+#define IDX_A1 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30
+#define IDX_B1 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31
+
+static inline __attribute__((always_inline)) void transpose16(uint16 m[16])
+{
+    TRANSPOSE_PAIR(m, 0, 8, IDX_A8, IDX_B8);
+    TRANSPOSE_PAIR(m, 1, 8, IDX_A8, IDX_B8);
+    TRANSPOSE_PAIR(m, 2, 8, IDX_A8, IDX_B8);
+    TRANSPOSE_PAIR(m, 3, 8, IDX_A8, IDX_B8);
+    TRANSPOSE_PAIR(m, 4, 8, IDX_A8, IDX_B8);
+    TRANSPOSE_PAIR(m, 5, 8, IDX_A8, IDX_B8);
+    TRANSPOSE_PAIR(m, 6, 8, IDX_A8, IDX_B8);
+    TRANSPOSE_PAIR(m, 7, 8, IDX_A8, IDX_B8);
+    TRANSPOSE_PAIR(m, 0, 4, IDX_A4, IDX_B4);
+    TRANSPOSE_PAIR(m, 1, 4, IDX_A4, IDX_B4);
+    TRANSPOSE_PAIR(m, 2, 4, IDX_A4, IDX_B4);
+    TRANSPOSE_PAIR(m, 3, 4, IDX_A4, IDX_B4);
+    TRANSPOSE_PAIR(m, 8, 4, IDX_A4, IDX_B4);
+    TRANSPOSE_PAIR(m, 9, 4, IDX_A4, IDX_B4);
+    TRANSPOSE_PAIR(m, 10, 4, IDX_A4, IDX_B4);
+    TRANSPOSE_PAIR(m, 11, 4, IDX_A4, IDX_B4);
+    TRANSPOSE_PAIR(m, 0, 2, IDX_A2, IDX_B2);
+    TRANSPOSE_PAIR(m, 1, 2, IDX_A2, IDX_B2);
+    TRANSPOSE_PAIR(m, 4, 2, IDX_A2, IDX_B2);
+    TRANSPOSE_PAIR(m, 5, 2, IDX_A2, IDX_B2);
+    TRANSPOSE_PAIR(m, 8, 2, IDX_A2, IDX_B2);
+    TRANSPOSE_PAIR(m, 9, 2, IDX_A2, IDX_B2);
+    TRANSPOSE_PAIR(m, 12, 2, IDX_A2, IDX_B2);
+    TRANSPOSE_PAIR(m, 13, 2, IDX_A2, IDX_B2);
+    TRANSPOSE_PAIR(m, 0, 1, IDX_A1, IDX_B1);
+    TRANSPOSE_PAIR(m, 2, 1, IDX_A1, IDX_B1);
+    TRANSPOSE_PAIR(m, 4, 1, IDX_A1, IDX_B1);
+    TRANSPOSE_PAIR(m, 6, 1, IDX_A1, IDX_B1);
+    TRANSPOSE_PAIR(m, 8, 1, IDX_A1, IDX_B1);
+    TRANSPOSE_PAIR(m, 10, 1, IDX_A1, IDX_B1);
+    TRANSPOSE_PAIR(m, 12, 1, IDX_A1, IDX_B1);
+    TRANSPOSE_PAIR(m, 14, 1, IDX_A1, IDX_B1);
+}
+
+/* Where lane l's block i comes from: in place, or its packed tail. Lanes
+ * past their last block read their tail again (the result is masked). */
+static inline __attribute__((always_inline)) __global const uchar *
+block_source(__global const uchar *bytes, __global const uchar *tails, uint offset, uint whole,
+             size_t l, uint i_block)
+{
+    if (i_block < whole)
+        return bytes + offset + (size_t)i_block * 64;
+    return tails + l * 128 + (size_t)min(i_block - whole, 1u) * 64;
+}
+
+__kernel void hb_sha1_in_place(__global const uchar *bytes,
+                               __global const uint *lane_offset,
+                               __global const uint *lane_whole,
+                               __global const uchar *tails,
+                               __global uint *state,
+                               __global const uint *lane_blocks,
+                               uint ngroups)
+{
+    const size_t group = get_global_id(0);
+    if (group >= ngroups)
+        return;
+    __global uint *lane_state = state + group * 80;
+    lane_t h[5];
+    LOAD_STATE(h, lane_state);
+    const size_t first = group * 16;
+    const uint16 counts = vload16(0, lane_blocks + first);
+    const uint16 offsets = vload16(0, lane_offset + first);
+    const uint16 wholes = vload16(0, lane_whole + first);
+    const uint most = lanes_max(counts);
+    for (uint i_block = 0; i_block < most; i_block++) {
+        uint16 w[16];
+#pragma unroll
+        for (int i = 0; i < 16; i++)
+            w[i] = load_block_be(block_source(bytes, tails, offsets[i], wholes[i], first + i,
+                                              i_block));
+        transpose16(w);
+        compress_block(w, h, ACTIVE_MASK(i_block, counts));
+    }
+    STORE_STATE(h, lane_state);
+}
+#endif /* HB_IN_PLACE */

@@ -9,7 +9,10 @@
  * computes, the next is packed and the one before is read back. Only the
  * device's worker thread calls in here; nothing waits in a callback.
  * CPU devices run 16 lanes per work-item in uint16 vectors; other devices
- * run one lane per work-item over the same layout.
+ * run one lane per work-item over the same layout. Where the device shares
+ * the host's memory (pocl), whole blocks are read in place: a buffer made
+ * over the caller's bytes (no copy), with only the padded final blocks
+ * packed (stage_in_place.c); HASHBATCH_LAYOUT=packed turns that off.
  * Must not: verify, retry or fall back (the engine does), or print.
  */
 #include "backend_opencl.h"
@@ -20,11 +23,13 @@
 
 #include "cl_errors.h"
 #include "pack.h"
+#include "stage_in_place.h"
 
 extern const char hb_kernel_sha1_source[];
 extern const size_t hb_kernel_sha1_source_size;
 
 #define KERNEL_NAME "hb_sha1_blocks"
+#define IN_PLACE_KERNEL_NAME "hb_sha1_in_place"
 #define CPU_LOCAL_SIZE 8u
 #define GPU_LOCAL_SIZE 64u
 #define MAX_RING 8u
@@ -33,7 +38,10 @@ typedef struct {
     cl_mem blocks; /* staging_bytes of packed block words */
     cl_mem state;  /* 5 words per lane */
     cl_mem counts; /* 1 word per lane: blocks it runs */
+    cl_mem offsets, wholes, tails; /* in-place lane descriptors */
     /* while in flight: */
+    int in_place; /* read in place (else packed) */
+    cl_mem span;  /* an in-place launch's buffer over the caller's bytes */
     cl_event read_done;
     uint32_t *read_map;
     const hb_plan *plan;
@@ -49,6 +57,8 @@ struct hb_opencl {
     cl_command_queue write_queue, exec_queue, read_queue;
     cl_program program;
     cl_kernel kernel;
+    cl_kernel in_place_kernel; /* NULL where whole blocks are packed */
+    size_t max_span;           /* widest buffer the device allows */
     cl_slot slots[MAX_RING];
     unsigned ring;
     unsigned oldest;    /* slot of the oldest launch in flight */
@@ -113,12 +123,17 @@ static hb_status build_program(hb_opencl *cl, hb_error_slot *err)
     CL_CHECK("clCreateProgramWithSource", rc);
     char options[128];
     unsigned lanes = hb_fault_build_requested() ? 3u : cl->lanes_per_item;
-    snprintf(options, sizeof options, "-DHB_LANES=%u -cl-std=CL1.2", lanes);
+    snprintf(options, sizeof options, "-DHB_LANES=%u%s -cl-std=CL1.2", lanes,
+             cl->max_span > 0 ? " -DHB_IN_PLACE" : "");
     rc = clBuildProgram(cl->program, 1, &cl->device.device, options, NULL, NULL);
     if (rc != CL_SUCCESS)
         return build_failure(cl, rc, err);
     cl->kernel = clCreateKernel(cl->program, KERNEL_NAME, &rc);
     CL_CHECK("clCreateKernel", rc);
+    if (cl->max_span > 0) {
+        cl->in_place_kernel = clCreateKernel(cl->program, IN_PLACE_KERNEL_NAME, &rc);
+        CL_CHECK("clCreateKernel(in place)", rc);
+    }
     return HB_OK;
 }
 
@@ -134,6 +149,16 @@ static hb_status create_slot(hb_opencl *cl, cl_slot *slot, hb_error_slot *err)
     slot->counts =
         clCreateBuffer(cl->context, flags, cl->lanes_max * sizeof(uint32_t), NULL, &rc);
     CL_CHECK("clCreateBuffer(counts)", rc);
+    if (cl->max_span == 0)
+        return HB_OK;
+    cl_mem *lane_words[] = {&slot->offsets, &slot->wholes};
+    for (size_t i = 0; i < 2; i++) {
+        *lane_words[i] =
+            clCreateBuffer(cl->context, flags, cl->lanes_max * sizeof(uint32_t), NULL, &rc);
+        CL_CHECK("clCreateBuffer(lane descriptors)", rc);
+    }
+    slot->tails = clCreateBuffer(cl->context, flags, cl->lanes_max * HB_TAIL_BYTES, NULL, &rc);
+    CL_CHECK("clCreateBuffer(tails)", rc);
     return HB_OK;
 }
 
@@ -148,16 +173,35 @@ static hb_status create_slots(hb_opencl *cl, hb_error_slot *err)
     return HB_OK;
 }
 
+/* The widest in-place buffer: 0 (pack everything) unless the device is a
+ * CPU device sharing host memory and HASHBATCH_LAYOUT is not "packed". */
+static size_t in_place_limit(const hb_opencl *cl)
+{
+    const char *layout = getenv("HASHBATCH_LAYOUT");
+    cl_bool unified = CL_FALSE;
+    cl_ulong max_alloc = 0;
+    if (cl->device.info.type != HB_DEVICE_CPU || (layout && strcmp(layout, "packed") == 0))
+        return 0;
+    if (clGetDeviceInfo(cl->device.device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified,
+                        &unified, NULL) != CL_SUCCESS ||
+        clGetDeviceInfo(cl->device.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc,
+                        &max_alloc, NULL) != CL_SUCCESS || !unified)
+        return 0;
+    return max_alloc > UINT32_MAX ? UINT32_MAX : (size_t)max_alloc;
+}
+
 static void choose_shape(hb_opencl *cl)
 {
     int cpu = cl->device.info.type == HB_DEVICE_CPU;
     cl->lanes_per_item = cpu ? 16u : 1u;
     cl->local_size = cpu ? CPU_LOCAL_SIZE : GPU_LOCAL_SIZE;
+    cl->max_span = cpu ? in_place_limit(cl) : 0;
     snprintf(cl->description, sizeof cl->description,
-             "%s: %s [%u:%u], %u lane%s per work-item, %u launches in flight",
+             "%s: %s [%u:%u], %u lane%s per work-item, %s, %u launches in flight",
              cl->device.info.platform_name, cl->device.info.name,
              cl->device.info.platform_index, cl->device.info.device_index,
-             cl->lanes_per_item, cl->lanes_per_item == 1 ? "" : "s", cl->ring);
+             cl->lanes_per_item, cl->lanes_per_item == 1 ? "" : "s",
+             cl->max_span > 0 ? "whole blocks read in place" : "blocks packed", cl->ring);
 }
 
 static void fit_local_size(hb_opencl *cl)
@@ -207,6 +251,10 @@ hb_status hb_opencl_open(hb_opencl **out, const hb_cl_device *device, size_t sta
 
 static void release_slot(cl_slot *slot)
 {
+    cl_mem extra[] = {slot->offsets, slot->wholes, slot->tails};
+    for (size_t i = 0; i < 3; i++)
+        if (extra[i])
+            clReleaseMemObject(extra[i]);
     if (slot->counts)
         clReleaseMemObject(slot->counts);
     if (slot->state)
@@ -224,6 +272,8 @@ void hb_opencl_close(hb_opencl *cl)
         release_slot(&cl->slots[i]);
     if (cl->kernel)
         clReleaseKernel(cl->kernel);
+    if (cl->in_place_kernel)
+        clReleaseKernel(cl->in_place_kernel);
     if (cl->program)
         clReleaseProgram(cl->program);
     cl_command_queue queues[] = {cl->write_queue, cl->exec_queue, cl->read_queue};
@@ -275,26 +325,38 @@ static launch_view view_of(const hb_plan *plan, size_t index)
                          (launch->nsteps + HB_LANES - 1) / HB_LANES};
 }
 
-static void pack_lanes(const launch_view *v, const hb_msg *m, const hb_digest *states,
-                       uint32_t *blocks, uint32_t *state, uint32_t *counts)
+/* Each lane's starting state: SHA-1's initial one, or where the message's
+ * previous launch left it (zeros for unused lanes). */
+static void fill_states(const launch_view *v, const hb_digest *states, uint32_t *state)
+{
+    size_t lanes = v->ngroups * HB_LANES;
+    for (size_t l = 0; l < lanes; l++) {
+        uint32_t lane_state[5] = {0, 0, 0, 0, 0};
+        if (l < v->launch->nsteps) {
+            const hb_lane_step *s = &v->steps[l];
+            if (s->first_block == 0)
+                hb_state_initial(lane_state);
+            else
+                memcpy(lane_state, states[s->msg], sizeof lane_state);
+        }
+        hb_state_store_lane(state + l / HB_LANES * HB_GROUP_STATE_WORDS,
+                            (unsigned)(l % HB_LANES), lane_state);
+    }
+}
+
+static void pack_lanes(const launch_view *v, const hb_msg *m, uint32_t *blocks, uint32_t *counts)
 {
     size_t group_words = (size_t)v->launch->stride * HB_GROUP_BLOCK_WORDS;
     for (size_t g = 0; g < v->ngroups; g++) {
         hb_pack_lane_desc lanes[HB_LANES];
         for (unsigned lane = 0; lane < HB_LANES; lane++) {
             size_t l = g * HB_LANES + lane;
-            uint32_t lane_state[5] = {0, 0, 0, 0, 0};
             lanes[lane] = (hb_pack_lane_desc){NULL, 0, 0};
             if (l < v->launch->nsteps) {
                 const hb_lane_step *s = &v->steps[l];
                 lanes[lane] = (hb_pack_lane_desc){&m[s->msg], s->first_block, s->nblocks};
-                if (s->first_block == 0)
-                    hb_state_initial(lane_state);
-                else
-                    memcpy(lane_state, states[s->msg], sizeof lane_state);
             }
             counts[l] = lanes[lane].nblocks;
-            hb_state_store_lane(state + g * HB_GROUP_STATE_WORDS, lane, lane_state);
         }
         hb_pack_group(blocks + g * group_words, v->launch->stride, lanes);
     }
@@ -306,32 +368,96 @@ typedef struct {
     void *ptr;
 } mapping;
 
-static hb_status stage_slot(hb_opencl *cl, cl_slot *slot, const launch_view *v,
-                            const hb_msg *m, const hb_digest *states, cl_event unmapped[3],
-                            hb_error_slot *err)
+enum { MAP_STATE, MAP_COUNTS, MAP_BLOCKS, MAP_OFFSETS = MAP_BLOCKS, MAP_WHOLES, MAP_TAILS };
+
+/* Maps the n buffers for writing, whole, on the write queue. */
+static cl_int map_for_writing(hb_opencl *cl, mapping *maps, size_t n)
 {
-    size_t lanes = v->ngroups * HB_LANES;
-    mapping maps[3] = {
-        {slot->blocks, lanes * (size_t)v->launch->stride * HB_BLOCK_BYTES, NULL},
-        {slot->state, lanes * 5 * sizeof(uint32_t), NULL},
-        {slot->counts, lanes * sizeof(uint32_t), NULL},
-    };
     cl_int rc = CL_SUCCESS;
-    for (size_t i = 0; i < 3 && rc == CL_SUCCESS; i++)
+    for (size_t i = 0; i < n && rc == CL_SUCCESS; i++)
         maps[i].ptr = clEnqueueMapBuffer(cl->write_queue, maps[i].buffer, CL_TRUE,
                                          CL_MAP_WRITE_INVALIDATE_REGION, 0, maps[i].bytes, 0,
                                          NULL, NULL, &rc);
-    if (rc == CL_SUCCESS)
-        pack_lanes(v, m, states, maps[0].ptr, maps[1].ptr, maps[2].ptr);
-    for (size_t i = 0; i < 3; i++) {
+    return rc;
+}
+
+/* Unmaps what was mapped; unmapped[i] is the event the kernel waits for. */
+static void unmap_all(hb_opencl *cl, mapping *maps, size_t n, cl_event *unmapped)
+{
+    for (size_t i = 0; i < n; i++) {
         unmapped[i] = NULL;
         if (maps[i].ptr != NULL)
             clEnqueueUnmapMemObject(cl->write_queue, maps[i].buffer, maps[i].ptr, 0, NULL,
                                     &unmapped[i]);
     }
     clFlush(cl->write_queue);
+}
+
+#define MAX_MAPS 5
+
+static hb_status stage_packed(hb_opencl *cl, cl_slot *slot, const launch_view *v,
+                              const hb_msg *m, const hb_digest *states, cl_event *unmapped,
+                              hb_error_slot *err)
+{
+    size_t lanes = v->ngroups * HB_LANES;
+    mapping maps[3] = {
+        [MAP_STATE] = {slot->state, lanes * 5 * sizeof(uint32_t), NULL},
+        [MAP_COUNTS] = {slot->counts, lanes * sizeof(uint32_t), NULL},
+        [MAP_BLOCKS] = {slot->blocks, lanes * (size_t)v->launch->stride * HB_BLOCK_BYTES, NULL},
+    };
+    cl_int rc = map_for_writing(cl, maps, 3);
+    if (rc == CL_SUCCESS) {
+        fill_states(v, states, maps[MAP_STATE].ptr);
+        pack_lanes(v, m, maps[MAP_BLOCKS].ptr, maps[MAP_COUNTS].ptr);
+    }
+    unmap_all(cl, maps, 3, unmapped);
     CL_CHECK("clEnqueueMapBuffer(staging)", rc);
     return HB_OK;
+}
+
+static hb_status stage_in_place(hb_opencl *cl, cl_slot *slot, const launch_view *v,
+                                const hb_msg *m, const hb_digest *states, const hb_span *span,
+                                cl_event *unmapped, hb_error_slot *err)
+{
+    size_t lanes = v->ngroups * HB_LANES;
+    mapping maps[MAX_MAPS] = {
+        [MAP_STATE] = {slot->state, lanes * 5 * sizeof(uint32_t), NULL},
+        [MAP_COUNTS] = {slot->counts, lanes * sizeof(uint32_t), NULL},
+        [MAP_OFFSETS] = {slot->offsets, lanes * sizeof(uint32_t), NULL},
+        [MAP_WHOLES] = {slot->wholes, lanes * sizeof(uint32_t), NULL},
+        [MAP_TAILS] = {slot->tails, lanes * HB_TAIL_BYTES, NULL},
+    };
+    cl_int rc = map_for_writing(cl, maps, MAX_MAPS);
+    if (rc == CL_SUCCESS) {
+        fill_states(v, states, maps[MAP_STATE].ptr);
+        hb_in_place_lanes out = {maps[MAP_OFFSETS].ptr, maps[MAP_WHOLES].ptr,
+                                 maps[MAP_COUNTS].ptr, maps[MAP_TAILS].ptr};
+        hb_in_place_fill(v->steps, v->launch->nsteps, m, span, &out);
+    }
+    unmap_all(cl, maps, MAX_MAPS, unmapped);
+    CL_CHECK("clEnqueueMapBuffer(lane descriptors)", rc);
+    if (span->bytes == 0)
+        return HB_OK; /* only final blocks: the kernel reads no span */
+    /* the device reads the caller's bytes where they are; it never writes */
+    slot->span = clCreateBuffer(cl->context, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR,
+                                span->bytes, (void *)(uintptr_t)span->base, &rc);
+    CL_CHECK("clCreateBuffer(in place)", rc);
+    return HB_OK;
+}
+
+/* Stages the launch: in place where the device can read the caller's
+ * bytes and they lie within one buffer's reach, else packed. */
+static hb_status stage_slot(hb_opencl *cl, cl_slot *slot, const launch_view *v,
+                            const hb_msg *m, const hb_digest *states, cl_event *unmapped,
+                            hb_error_slot *err)
+{
+    hb_span span;
+    if (cl->max_span > 0 &&
+        hb_in_place_span(v->steps, v->launch->nsteps, m, cl->max_span, &span)) {
+        slot->in_place = 1;
+        return stage_in_place(cl, slot, v, m, states, &span, unmapped, err);
+    }
+    return stage_packed(cl, slot, v, m, states, unmapped, err);
 }
 
 static void release_events(cl_event *events, size_t n)
@@ -341,8 +467,7 @@ static void release_events(cl_event *events, size_t n)
             clReleaseEvent(events[i]);
 }
 
-static hb_status run_kernel(hb_opencl *cl, cl_slot *slot, const launch_view *v,
-                            cl_event unmapped[3], cl_event *kernel_done, hb_error_slot *err)
+static cl_int set_packed_args(hb_opencl *cl, cl_slot *slot, const launch_view *v)
 {
     cl_uint stride = v->launch->stride, ngroups = (cl_uint)v->ngroups;
     cl_int rc = clSetKernelArg(cl->kernel, 0, sizeof(cl_mem), &slot->blocks);
@@ -350,14 +475,38 @@ static hb_status run_kernel(hb_opencl *cl, cl_slot *slot, const launch_view *v,
     rc |= clSetKernelArg(cl->kernel, 2, sizeof(cl_mem), &slot->counts);
     rc |= clSetKernelArg(cl->kernel, 3, sizeof stride, &stride);
     rc |= clSetKernelArg(cl->kernel, 4, sizeof ngroups, &ngroups);
+    return rc;
+}
+
+static cl_int set_in_place_args(hb_opencl *cl, cl_slot *slot, const launch_view *v)
+{
+    cl_uint ngroups = (cl_uint)v->ngroups;
+    cl_kernel k = cl->in_place_kernel;
+    /* with no whole block in the launch any buffer will do: none is read */
+    cl_mem bytes = slot->span != NULL ? slot->span : slot->tails;
+    cl_int rc = clSetKernelArg(k, 0, sizeof(cl_mem), &bytes);
+    rc |= clSetKernelArg(k, 1, sizeof(cl_mem), &slot->offsets);
+    rc |= clSetKernelArg(k, 2, sizeof(cl_mem), &slot->wholes);
+    rc |= clSetKernelArg(k, 3, sizeof(cl_mem), &slot->tails);
+    rc |= clSetKernelArg(k, 4, sizeof(cl_mem), &slot->state);
+    rc |= clSetKernelArg(k, 5, sizeof(cl_mem), &slot->counts);
+    rc |= clSetKernelArg(k, 6, sizeof ngroups, &ngroups);
+    return rc;
+}
+
+static hb_status run_kernel(hb_opencl *cl, cl_slot *slot, const launch_view *v,
+                            cl_event *unmapped, cl_uint nunmapped, cl_event *kernel_done,
+                            hb_error_slot *err)
+{
+    cl_int rc = slot->in_place ? set_in_place_args(cl, slot, v) : set_packed_args(cl, slot, v);
     CL_CHECK("clSetKernelArg", rc);
     size_t items = v->ngroups * (HB_LANES / cl->lanes_per_item);
     size_t local = cl->local_size;
     size_t global = (items + local - 1) / local * local;
     if (slot->fault == HB_FAULT_ENQUEUE_ERROR || slot->fault == HB_FAULT_DEVICE_LOST)
         local = global + 1; /* a work-group larger than the launch: invalid */
-    rc = clEnqueueNDRangeKernel(cl->exec_queue, cl->kernel, 1, NULL, &global, &local, 3,
-                                unmapped, kernel_done);
+    rc = clEnqueueNDRangeKernel(cl->exec_queue, slot->in_place ? cl->in_place_kernel : cl->kernel,
+                                1, NULL, &global, &local, nunmapped, unmapped, kernel_done);
     CL_CHECK("clEnqueueNDRangeKernel", rc);
     clFlush(cl->exec_queue);
     return HB_OK;
@@ -375,6 +524,13 @@ static hb_status start_read_back(hb_opencl *cl, cl_slot *slot, const launch_view
     return HB_OK;
 }
 
+static void release_span(cl_slot *slot)
+{
+    if (slot->span != NULL)
+        clReleaseMemObject(slot->span);
+    slot->span = NULL;
+}
+
 hb_status hb_opencl_enqueue(hb_opencl *cl, const hb_plan *plan, size_t index, const hb_msg *m,
                             hb_digest *states, hb_fault_state *faults, void *tag,
                             hb_error_slot *err)
@@ -383,15 +539,25 @@ hb_status hb_opencl_enqueue(hb_opencl *cl, const hb_plan *plan, size_t index, co
         return hb_error_set(err, HB_ERR_INTERNAL, "hb_opencl_enqueue: no free slot");
     cl_slot *slot = &cl->slots[(cl->oldest + cl->in_flight) % cl->ring];
     launch_view v = view_of(plan, index);
-    *slot = (cl_slot){slot->blocks, slot->state, slot->counts, NULL, NULL, plan, index, states,
-                      faults ? hb_fault_for_launch(faults) : HB_FAULT_NONE, tag};
-    cl_event unmapped[3] = {NULL, NULL, NULL}, kernel_done = NULL;
+    slot->in_place = 0;
+    slot->span = NULL;
+    slot->read_done = NULL;
+    slot->read_map = NULL;
+    slot->plan = plan;
+    slot->launch = index;
+    slot->states = states;
+    slot->fault = faults ? hb_fault_for_launch(faults) : HB_FAULT_NONE;
+    slot->tag = tag;
+    cl_event unmapped[MAX_MAPS] = {NULL}, kernel_done = NULL;
     hb_status st = stage_slot(cl, slot, &v, m, (const hb_digest *)states, unmapped, err);
+    cl_uint nunmapped = slot->in_place ? MAX_MAPS : 3;
     if (st == HB_OK)
-        st = run_kernel(cl, slot, &v, unmapped, &kernel_done, err);
+        st = run_kernel(cl, slot, &v, unmapped, nunmapped, &kernel_done, err);
     if (st == HB_OK)
         st = start_read_back(cl, slot, &v, kernel_done, err);
-    release_events(unmapped, 3);
+    release_events(unmapped, MAX_MAPS);
+    if (st != HB_OK)
+        release_span(slot);
     release_events(&kernel_done, 1);
     if (st == HB_OK)
         cl->in_flight++;
@@ -410,6 +576,7 @@ static void finish_slot(hb_opencl *cl, cl_slot *slot)
         }
     }
     release_events(&slot->read_done, 1);
+    release_span(slot);
     slot->read_map = NULL;
     slot->read_done = NULL;
 }
