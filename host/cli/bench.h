@@ -1,0 +1,205 @@
+/*
+ * bench.h - internal interfaces between the modules of `hashbatch bench`
+ * (bench_*.c, cmd_bench.c). Not installed, not part of the library API.
+ *
+ * Owns: the plan (what to measure), the backends under test, the results
+ * and the machine description that the report modules print.
+ * Must not: declare anything the library provides (hashing comes from
+ * hashbatch.h, the reference digests from OpenSSL).
+ */
+#ifndef HB_CLI_BENCH_H
+#define HB_CLI_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli.h"
+
+#define BENCH_CMD "bench"
+#define BENCH_MAX_LIST 32                             /* entries of --sizes / --batches */
+#define BENCH_MAX_BACKENDS (HB_STATS_MAX_DEVICES + 2) /* cpu, each device, all */
+#define BENCH_MAX_SIZE ((size_t)1 << 30)              /* largest message of --sizes */
+#define BENCH_MAX_BATCH ((size_t)1 << 20)             /* largest batch of --batches */
+#define BENCH_MAX_INPUT ((size_t)2 << 30)             /* largest input buffer */
+#define BENCH_OPENSSL (-1)                            /* result of the OpenSSL loop */
+
+/* A sorted list of sizes or counts without duplicates. */
+typedef struct {
+    size_t v[BENCH_MAX_LIST];
+    size_t n;
+} bench_list;
+
+/* What to measure, from the options (bench_options.c). */
+typedef struct {
+    int quick;
+    int json;
+    bench_list sizes;       /* message sizes of the size sweep */
+    bench_list batches;     /* batch sizes of the batch sweep */
+    bench_list batch_sizes; /* message sizes of the batch sweep (64 B, 4 KiB) */
+    unsigned runs;          /* timed runs per case */
+    double min_time;        /* least seconds of one run */
+    size_t target_bytes;    /* message bytes per batch in the size sweep */
+    size_t max_count;       /* most messages per batch in the size sweep */
+    int want_cpu, want_opencl, want_all;
+    int backends_given;     /* --backend named them */
+    const char *device;     /* --device: one OpenCL spec; NULL: each device */
+    const char *plot;       /* --plot FILE.png, or NULL */
+    cli_engine_opts engine; /* --verify (backend and device are bench's own) */
+} bench_opts;
+
+/* Fills *o from argv. Returns -1 to go on, else the exit status (help
+ * printed, or a usage error reported). */
+int bench_parse(int argc, char **argv, bench_opts *o);
+
+/* Parses "64,4K,1M" (suffixes K, M, G: powers of 1024) into a sorted list
+ * of values in [1, max]. Returns 0, or -1 with a reason in why. */
+int bench_parse_list(const char *text, size_t max, bench_list *out, char *why, size_t whylen);
+
+/* The machine, as the report describes it (bench_machine.c). */
+typedef struct {
+    char date[32]; /* "2026-11-30T16:40:00Z" */
+    char cpu_model[128];
+    unsigned cores;       /* online cores */
+    unsigned cpu_threads; /* the CPU pool's default size */
+    int sha_ni;
+    char openssl[128];
+    char os[160]; /* uname: system, release, machine */
+    double load[3];
+    hb_device_info *dev; /* every OpenCL device */
+    size_t ndev;
+} bench_machine;
+
+/* Fills *m. Returns 0, or CLI_EXIT_FAILURE after reporting. */
+int bench_machine_read(bench_machine *m);
+void bench_machine_free(bench_machine *m);
+
+/* One backend under test (bench_backends.c). */
+typedef struct {
+    char name[48];    /* "cpu", "opencl 0:0", "all" */
+    const char *kind; /* "cpu", "opencl" or "all" */
+    char device[128]; /* the engine's device spec; "" for cpu */
+    char describe[256];
+    hb_engine *engine;
+} bench_backend;
+
+typedef struct {
+    bench_backend b[BENCH_MAX_BACKENDS];
+    size_t n;
+    char note[256]; /* why some backend is not measured; "" if none */
+} bench_backends;
+
+/* Chooses the backends from the options and the machine's devices and
+ * opens (and so warms) one engine each, from base (its verification mode
+ * and sizes; backend and device are set per backend). Returns 0, or
+ * CLI_EXIT_FAILURE after reporting (engines opened so far are closed). */
+int bench_backends_open(bench_backends *bs, const bench_opts *o, const bench_machine *m,
+                        const hb_config *base);
+void bench_backends_close(bench_backends *bs);
+
+/* Median and spread of a set of runs. */
+typedef struct {
+    double median, min, max, q1, q3;
+} bench_spread;
+
+/* Fills *s from n values (sorted in place). n > 0. */
+void bench_spread_of(double *v, size_t n, bench_spread *s);
+
+typedef enum { BENCH_SWEEP_SIZE = 0, BENCH_SWEEP_BATCH = 1 } bench_sweep;
+
+/* One measured case: a backend (or OpenSSL's SHA-1 on one thread) over a
+ * batch of count messages of size bytes. */
+typedef struct {
+    bench_sweep sweep;
+    int backend; /* index in bench_backends, or BENCH_OPENSSL */
+    size_t size, count;
+    unsigned runs;
+    uint64_t calls;                           /* batches hashed in the timed runs */
+    double seconds;                           /* time of the timed runs */
+    bench_spread gbps;                        /* 1e9 bytes per second */
+    bench_spread mps;                         /* messages per second */
+    unsigned checked;                         /* runs whose digests matched OpenSSL's */
+    double device_share;                      /* of the bytes, hashed on OpenCL devices; -1: n/a */
+    uint64_t verified, mismatches, fallbacks; /* engine counters, timed runs */
+} bench_result;
+
+/* Everything one bench run found. */
+typedef struct {
+    bench_machine machine;
+    bench_backends backends;
+    const bench_opts *opts;
+    bench_result *r;
+    size_t n, cap;
+    uint64_t seed;      /* of the random input */
+    const char *verify; /* verification mode of the engines */
+} bench_report;
+
+/* Random input bytes, made once (bench_measure.c). */
+typedef struct {
+    unsigned char *data;
+    size_t bytes;
+    uint64_t seed;
+} bench_input;
+
+/* Fills in with bytes random bytes. Returns 0, or -1 (out of memory). */
+int bench_input_make(bench_input *in, size_t bytes);
+void bench_input_free(bench_input *in);
+
+/* One batch shape over the input, with OpenSSL's digests of it. */
+typedef struct {
+    size_t size, count;
+    hb_msg *msgs;
+    hb_digest *want; /* OpenSSL's SHA-1 of each message */
+    hb_digest *got;
+} bench_case;
+
+/* Lays count messages of size bytes over in (size * count <= in->bytes)
+ * and computes OpenSSL's digests. Returns 0, or -1 (out of memory). */
+int bench_case_init(bench_case *c, const bench_input *in, size_t size, size_t count);
+void bench_case_free(bench_case *c);
+
+/* Measures backend b on c: one untimed warm-up batch, then runs timed runs
+ * of back-to-back batches (each at least min_time seconds); every run's
+ * digests are compared with OpenSSL's. Fills *r (sweep and backend
+ * included). Returns 0, or CLI_EXIT_FAILURE after reporting (a digest
+ * mismatch or an engine error). */
+int bench_case_engine(const bench_case *c, const bench_backend *b, int index, const bench_opts *o,
+                      bench_result *r);
+
+/* Measures OpenSSL's SHA-1 over c's messages on this thread, as above. */
+int bench_case_openssl(const bench_case *c, const bench_opts *o, bench_result *r);
+
+/* Appends r to rep. Returns 0, or -1 (out of memory). */
+int bench_report_add(bench_report *rep, const bench_result *r);
+
+/* The result of (sweep, backend, size, count), or NULL. */
+const bench_result *bench_report_find(const bench_report *rep, bench_sweep sweep, int backend,
+                                      size_t size, size_t count);
+
+/* Crossover (bench_crossover.c): the smallest batch of the batch sweep at
+ * message size `size` from which backend stays ahead of the cpu backend
+ * in messages/s at every larger measured batch. Returns the batch, 0 when
+ * it is never ahead at the largest batch, or -1 when it cannot be told
+ * (no cpu backend, or nothing measured). */
+long long bench_crossover(const bench_report *rep, int backend, size_t size);
+
+/* Index of the cpu backend, or -1. */
+int bench_cpu_index(const bench_report *rep);
+
+/* Reports (bench_text.c, bench_json.c, bench_plot.c). */
+void bench_print_text(FILE *f, const bench_report *rep);
+void bench_print_json(FILE *f, const bench_report *rep);
+
+/* "64 B", "4 KiB", "16 MiB" (exact multiples only, else bytes) into buf. */
+const char *bench_size_name(size_t bytes, char *buf, size_t len);
+
+/* Checks before any measurement that the plot can be made: gnuplot is on
+ * PATH and path can be written. Returns 0, CLI_EXIT_USAGE (path) or
+ * CLI_EXIT_FAILURE (no gnuplot), after reporting. */
+int bench_plot_check(const char *path);
+
+/* Draws the plot with gnuplot into path. Returns 0, or CLI_EXIT_FAILURE
+ * after reporting. */
+int bench_plot(const char *path, const bench_report *rep);
+
+#endif /* HB_CLI_BENCH_H */

@@ -1,0 +1,116 @@
+/*
+ * bench_backends.c - the backends `hashbatch bench` measures, one engine
+ * each: cpu (the OpenSSL pool), each OpenCL device alone (or the --device
+ * spec), and all (every OpenCL device and the pool together).
+ *
+ * Owns: choosing them from --backend, --device and the devices present,
+ * and opening each engine once (hb_engine_open builds the kernel and runs
+ * it once, so no timed batch compiles). Must not: time anything.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+
+/* add: appends a backend to open; kind is a static string. */
+static bench_backend *add(bench_backends *bs, const char *kind, const char *name,
+                          const char *device)
+{
+    if (bs->n == BENCH_MAX_BACKENDS)
+        return NULL;
+    bench_backend *b = &bs->b[bs->n++];
+    memset(b, 0, sizeof *b);
+    b->kind = kind;
+    snprintf(b->name, sizeof b->name, "%s", name);
+    snprintf(b->device, sizeof b->device, "%s", device);
+    return b;
+}
+
+/* choose: the list of backends, not yet opened. Returns 0, or
+ * CLI_EXIT_FAILURE when OpenCL was asked for by name and there is none. */
+static int choose(bench_backends *bs, const bench_opts *o, const bench_machine *m)
+{
+    char name[48];
+    if (o->want_cpu)
+        add(bs, "cpu", "cpu", "");
+    if ((o->want_opencl || o->want_all) && m->ndev == 0) {
+        snprintf(bs->note, sizeof bs->note,
+                 "no OpenCL platform or device found: only the cpu backend is measured");
+        if (o->backends_given) {
+            cli_error(BENCH_CMD ": no OpenCL platform or device found: cannot measure the %s "
+                                "backend",
+                      o->want_opencl ? "opencl" : "all");
+            return CLI_EXIT_FAILURE;
+        }
+        return CLI_EXIT_OK;
+    }
+    if (o->want_opencl && o->device != NULL) {
+        snprintf(name, sizeof name, "opencl %.40s", o->device);
+        add(bs, "opencl", name, o->device);
+    } else if (o->want_opencl) {
+        for (size_t i = 0; i < m->ndev; i++) {
+            char spec[32];
+            snprintf(spec, sizeof spec, "%u:%u", m->dev[i].platform_index, m->dev[i].device_index);
+            snprintf(name, sizeof name, "opencl %s", spec);
+            if (!m->dev[i].available)
+                snprintf(bs->note, sizeof bs->note, "OpenCL device %s is not available: skipped",
+                         spec);
+            else if (add(bs, "opencl", name, spec) == NULL)
+                snprintf(bs->note, sizeof bs->note, "more than %d backends: %s and later skipped",
+                         BENCH_MAX_BACKENDS, name);
+        }
+    }
+    if (o->want_all)
+        add(bs, "all", "all", "all");
+    return CLI_EXIT_OK;
+}
+
+/* open_one: the engine of b, with the verification mode of base. */
+static int open_one(bench_backend *b, const hb_config *base)
+{
+    hb_config cfg = *base;
+    cfg.use_environment = 0;
+    if (strcmp(b->kind, "cpu") == 0) {
+        cfg.backend = HB_BACKEND_CPU;
+        cfg.device = NULL;
+    } else {
+        cfg.backend = strcmp(b->kind, "all") == 0 ? HB_BACKEND_AUTO : HB_BACKEND_OPENCL;
+        cfg.device = b->device;
+    }
+    hb_status st = hb_engine_open(&b->engine, &cfg);
+    if (st != HB_OK) {
+        const char *detail = hb_engine_last_error(NULL);
+        cli_error(BENCH_CMD ": cannot open the %s backend: %s%s%s", b->name, hb_status_str(st),
+                  detail[0] ? ": " : "", detail);
+        b->engine = NULL;
+        return CLI_EXIT_FAILURE;
+    }
+    snprintf(b->describe, sizeof b->describe, "%s", hb_engine_describe(b->engine));
+    return CLI_EXIT_OK;
+}
+
+int bench_backends_open(bench_backends *bs, const bench_opts *o, const bench_machine *m,
+                        const hb_config *base)
+{
+    memset(bs, 0, sizeof *bs);
+    int rc = choose(bs, o, m);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (bs->n == 0) {
+        cli_error(BENCH_CMD ": no backend to measure");
+        return CLI_EXIT_FAILURE;
+    }
+    for (size_t i = 0; i < bs->n && rc == CLI_EXIT_OK; i++)
+        rc = open_one(&bs->b[i], base);
+    if (rc != CLI_EXIT_OK)
+        bench_backends_close(bs);
+    return rc;
+}
+
+void bench_backends_close(bench_backends *bs)
+{
+    for (size_t i = 0; i < bs->n; i++) {
+        hb_engine_close(bs->b[i].engine);
+        bs->b[i].engine = NULL;
+    }
+}

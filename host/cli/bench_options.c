@@ -1,0 +1,297 @@
+/*
+ * bench_options.c - the options and help of `hashbatch bench`, and the
+ * plan they make (which sizes, batches, backends; how many runs).
+ *
+ * Owns: parsing --sizes/--batches lists, --backend lists, --runs,
+ * --min-time, and the defaults of the full and the --quick plans.
+ * Must not: measure, open engines, or touch the plot file (the plot
+ * module checks that).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+enum {
+    OPT_QUICK = CLI_OPT_FIRST_LOCAL,
+    OPT_JSON,
+    OPT_SIZES,
+    OPT_BATCHES,
+    OPT_RUNS,
+    OPT_MIN_TIME,
+    OPT_PLOT
+};
+
+static void help(void)
+{
+    printf("Usage: %s " BENCH_CMD " [OPTION]...\n"
+           "Measure SHA-1 throughput end to end through the library (hb_sha1_batch,\n"
+           "packing, transfers and verification included) on each backend: the cpu\n"
+           "backend (OpenSSL on one thread per core), each OpenCL device alone, and\n"
+           "`all` (every OpenCL device and the CPU pool together); beside them\n"
+           "OpenSSL's SHA-1 on one thread. Two sweeps:\n"
+           "  by message size: 64 B to 16 MiB, batches of about 256 MiB\n"
+           "  by batch size:   1 to 65536 messages of 64 B and of 4 KiB, and the\n"
+           "                   crossover: the smallest batch from which an OpenCL\n"
+           "                   device stays ahead of the cpu backend\n"
+           "Each figure is the median of several runs with its spread; a run\n"
+           "hashes the same batch back to back for at least --min-time seconds.\n"
+           "Every run's digests are compared with OpenSSL's; a difference stops\n"
+           "the benchmark with an error.\n\n"
+           "  --quick         a small plan (a few seconds): sizes 64,4K,1M,\n"
+           "                  batches 1,16,256,4096, runs of 0.02 s\n"
+           "  --json          print one JSON document instead of tables\n"
+           "  --sizes LIST    message sizes, e.g. 64,4K,1M (suffixes K, M, G;\n"
+           "                  up to 1G), or none\n"
+           "  --batches LIST  batch sizes of the batch sweep, e.g. 1,64,4K, or none\n"
+           "  --backend LIST  any of cpu, opencl, all (default: all three)\n"
+           "  --device D      the OpenCL device(s) for `opencl`, as --device of\n"
+           "                  `sum` (default: each device, one at a time)\n"
+           "  --verify V      verification of the engines: off, sample (default)\n"
+           "                  or full\n"
+           "  --runs N        timed runs per figure (default 5)\n"
+           "  --min-time S    least seconds of one run (default 0.25)\n"
+           "  --plot FILE.png draw throughput against message size with gnuplot\n"
+           "  -h, --help      print this help and exit\n\n"
+           "Without OpenCL devices only cpu is measured, and the report says so.\n"
+           "HASHBATCH_BACKEND and HASHBATCH_DEVICE are ignored: --backend and\n"
+           "--device choose; HASHBATCH_VERIFY gives the default of --verify.\n\n"
+           "Exit status: 0 when every figure was measured, 1 if an engine failed\n"
+           "or a digest differed from OpenSSL's, 2 on a usage error (including a\n"
+           "--plot file that cannot be written).\n",
+           CLI_PROGRAM);
+}
+
+/* parse_count: one item of a list, with an optional K/M/G suffix. */
+static int parse_count(const char *text, size_t len, size_t *out)
+{
+    char buf[32];
+    if (len == 0 || len >= sizeof buf || text[0] < '0' || text[0] > '9')
+        return -1;
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(buf, &end, 10);
+    unsigned shift = 0;
+    if (*end != '\0') {
+        const char *units = "KMG";
+        const char *u = strchr(units, *end);
+        if (u == NULL || end[1] != '\0')
+            return -1;
+        shift = 10u * (unsigned)(u - units + 1);
+    }
+    if (errno != 0 || v > (SIZE_MAX >> shift))
+        return -1;
+    *out = (size_t)v << shift;
+    return 0;
+}
+
+static int by_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+int bench_parse_list(const char *text, size_t max, bench_list *out, char *why, size_t whylen)
+{
+    memset(out, 0, sizeof *out);
+    if (strcmp(text, "none") == 0)
+        return 0;
+    const char *p = text;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        size_t v;
+        if (parse_count(p, len, &v) != 0) {
+            snprintf(why, whylen, "'%.*s' is not a number (suffixes K, M, G)", (int)len, p);
+            return -1;
+        }
+        if (v == 0 || v > max) {
+            snprintf(why, whylen, "%zu is out of range (1 to %zu)", v, max);
+            return -1;
+        }
+        if (out->n == BENCH_MAX_LIST) {
+            snprintf(why, whylen, "more than %d entries", BENCH_MAX_LIST);
+            return -1;
+        }
+        out->v[out->n++] = v;
+        if (p[len] == '\0')
+            break;
+        p += len + 1;
+    }
+    qsort(out->v, out->n, sizeof out->v[0], by_size);
+    size_t k = 0;
+    for (size_t i = 0; i < out->n; i++)
+        if (k == 0 || out->v[k - 1] != out->v[i])
+            out->v[k++] = out->v[i];
+    out->n = k;
+    return 0;
+}
+
+/* parse_backends: "cpu,opencl,all" into the want_* flags. */
+static int parse_backends(const char *text, bench_opts *o)
+{
+    o->want_cpu = o->want_opencl = o->want_all = 0;
+    const char *p = text;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        if (len == 3 && strncmp(p, "cpu", 3) == 0)
+            o->want_cpu = 1;
+        else if (len == 6 && strncmp(p, "opencl", 6) == 0)
+            o->want_opencl = 1;
+        else if (len == 3 && strncmp(p, "all", 3) == 0)
+            o->want_all = 1;
+        else
+            return cli_usage_error(BENCH_CMD,
+                                   "invalid backend '%.*s' in '--backend %s' "
+                                   "(valid: cpu, opencl, all, comma-separated)",
+                                   (int)len, p, text);
+        if (p[len] == '\0')
+            break;
+        p += len + 1;
+    }
+    o->backends_given = 1;
+    return -1;
+}
+
+/* set_list: the value of --sizes or --batches. */
+static int set_list(const char *opt, const char *text, size_t max, bench_list *out)
+{
+    char why[128];
+    if (bench_parse_list(text, max, out, why, sizeof why) != 0)
+        return cli_usage_error(BENCH_CMD, "invalid list '%s' for '--%s': %s", text, opt, why);
+    return -1;
+}
+
+/* defaults: the plan of a full or a --quick run, before the options. */
+static void defaults(bench_opts *o, int quick)
+{
+    static const size_t full_sizes[] = {64, 256, 1024, 4096, 65536, 1 << 20, 16 << 20};
+    static const size_t quick_sizes[] = {64, 4096, 1 << 20};
+    static const size_t full_batches[] = {1, 4, 16, 64, 256, 1024, 4096, 16384, 65536};
+    static const size_t quick_batches[] = {1, 16, 256, 4096};
+    const size_t *s = quick ? quick_sizes : full_sizes;
+    const size_t *b = quick ? quick_batches : full_batches;
+    o->sizes.n = quick ? 3 : 7;
+    o->batches.n = quick ? 4 : 9;
+    memcpy(o->sizes.v, s, o->sizes.n * sizeof *s);
+    memcpy(o->batches.v, b, o->batches.n * sizeof *b);
+    o->batch_sizes.n = 2;
+    o->batch_sizes.v[0] = 64;
+    o->batch_sizes.v[1] = 4096;
+    o->runs = 5;
+    o->min_time = quick ? 0.02 : 0.25;
+    o->target_bytes = quick ? (size_t)4 << 20 : (size_t)256 << 20;
+    o->max_count = quick ? 16384 : 1000000;
+}
+
+/* take: one option of bench other than --quick. Returns -1 to go on. */
+static int take(int c, const char *arg, bench_opts *o, char **argv)
+{
+    char *end;
+    switch (c) {
+    case OPT_JSON:
+        o->json = 1;
+        return -1;
+    case OPT_SIZES:
+        return set_list("sizes", arg, BENCH_MAX_SIZE, &o->sizes);
+    case OPT_BATCHES:
+        return set_list("batches", arg, BENCH_MAX_BATCH, &o->batches);
+    case CLI_OPT_BACKEND:
+        return parse_backends(arg, o);
+    case CLI_OPT_DEVICE:
+        if (arg[0] == '\0')
+            return cli_usage_error(BENCH_CMD, "empty argument for '--device'");
+        o->device = arg;
+        return -1;
+    case CLI_OPT_VERIFY:
+        o->engine.verify = arg;
+        return -1;
+    case OPT_RUNS: {
+        errno = 0;
+        unsigned long v = strtoul(arg, &end, 10);
+        if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || errno != 0 || v < 1 || v > 1000)
+            return cli_usage_error(BENCH_CMD, "invalid argument '%s' for '--runs' (1 to 1000)",
+                                   arg);
+        o->runs = (unsigned)v;
+        return -1;
+    }
+    case OPT_MIN_TIME: {
+        errno = 0;
+        double v = strtod(arg, &end);
+        if (end == arg || *end != '\0' || errno != 0 || !isfinite(v) || v <= 0 || v > 60)
+            return cli_usage_error(BENCH_CMD,
+                                   "invalid argument '%s' for '--min-time' (seconds, above 0, "
+                                   "at most 60)",
+                                   arg);
+        o->min_time = v;
+        return -1;
+    }
+    case OPT_PLOT:
+        if (arg[0] == '\0')
+            return cli_usage_error(BENCH_CMD, "empty argument for '--plot'");
+        o->plot = arg;
+        return -1;
+    case 'h':
+    case CLI_OPT_HELP:
+        help();
+        return cli_finish_stdout(CLI_EXIT_OK);
+    default:
+        return cli_getopt_error(BENCH_CMD, c, argv);
+    }
+}
+
+static const struct option longopts[] = {CLI_ENGINE_LONG_OPTIONS,
+                                         {"quick", no_argument, NULL, OPT_QUICK},
+                                         {"json", no_argument, NULL, OPT_JSON},
+                                         {"sizes", required_argument, NULL, OPT_SIZES},
+                                         {"batches", required_argument, NULL, OPT_BATCHES},
+                                         {"runs", required_argument, NULL, OPT_RUNS},
+                                         {"min-time", required_argument, NULL, OPT_MIN_TIME},
+                                         {"plot", required_argument, NULL, OPT_PLOT},
+                                         {"help", no_argument, NULL, CLI_OPT_HELP},
+                                         {NULL, 0, NULL, 0}};
+
+/* has_quick: is --quick among the options? (It sets the defaults that the
+ * other options then change, wherever it stands.) */
+static int has_quick(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--quick") == 0)
+            return 1;
+    return 0;
+}
+
+int bench_parse(int argc, char **argv, bench_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->quick = has_quick(argc, argv);
+    defaults(o, o->quick);
+    o->want_cpu = o->want_opencl = o->want_all = 1;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        if (c == OPT_QUICK)
+            continue;
+        int rc = take(c, optarg, o, argv);
+        if (rc >= 0)
+            return rc;
+    }
+    if (optind < argc)
+        return cli_usage_error(BENCH_CMD, "extra operand '%s'", argv[optind]);
+    if (o->sizes.n == 0 && o->batches.n == 0)
+        return cli_usage_error(BENCH_CMD, "nothing to measure: --sizes and --batches are both "
+                                          "none");
+    for (size_t i = 0; i < o->batches.n; i++)
+        if (o->batches.v[i] * 4096 > BENCH_MAX_INPUT)
+            return cli_usage_error(BENCH_CMD,
+                                   "batch %zu of 4 KiB messages is too big (at most "
+                                   "%zu)",
+                                   o->batches.v[i], BENCH_MAX_INPUT / 4096);
+    return -1;
+}
