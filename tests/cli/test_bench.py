@@ -1,0 +1,307 @@
+"""test_bench.py - `hashbatch bench`: the --quick plan runs and its JSON
+has every backend (cpu, each OpenCL device, all), every size and batch
+asked, medians inside their spreads, every run checked against OpenSSL,
+and a crossover per OpenCL backend; the text report has its tables;
+--plot writes a PNG; with no OpenCL platform (OCL_ICD_VENDORS pointing at
+an empty directory) it says so and still measures cpu; a wrong digest
+(the HASHBATCH_BENCH_CORRUPT testing hook) stops it with exit 1 and no
+report; usage errors exit 2 before measuring. Nothing here asserts a
+speed: performance is measured by bench/, never by tests.
+
+Usage: test_bench.py PATH/TO/hashbatch
+"""
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+import clitest  # noqa: E402
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+SPREAD_KEYS = ("min", "q1", "median", "q3", "max")
+# A small plan for the checks that are not about --quick itself.
+SMALL = ["--sizes", "64,4K", "--batches", "1,16,256", "--runs", "3",
+         "--min-time", "0.005"]
+
+
+def parse_json(chk, proc, what):
+    try:
+        return json.loads(proc.stdout.decode("utf-8"))
+    except ValueError as e:
+        chk.fail(what + ": not valid JSON: %s" % e, clitest.show(proc.stdout))
+        return None
+
+
+def opencl_devices(exe, env=None):
+    proc = clitest.run([exe, "devices", "--json"], env=env)
+    if proc.returncode != 0:
+        return None
+    return json.loads(proc.stdout.decode("utf-8"))["opencl_devices"]
+
+
+def check_spread(chk, res, key, what):
+    s = res.get(key)
+    if not chk.check(isinstance(s, dict) and
+                     all(isinstance(s.get(k), (int, float)) for k in
+                         SPREAD_KEYS), "%s: %s has no full spread" % (what, key),
+                     repr(s)):
+        return
+    values = [s[k] for k in SPREAD_KEYS]
+    chk.check(values == sorted(values) and values[0] > 0,
+              "%s: %s not min <= q1 <= median <= q3 <= max, all > 0"
+              % (what, key), repr(s))
+
+
+def check_result(chk, res, runs, what):
+    what = "%s: %s %d B x %d" % (what, res.get("backend"), res.get("size", -1),
+                                 res.get("count", -1))
+    chk.check(res.get("runs") == runs and res.get("checked_runs") == runs,
+              what + ": not every run was checked against OpenSSL", repr(res))
+    chk.check(isinstance(res.get("calls"), int) and res["calls"] >= runs,
+              what + ": fewer batches than runs", repr(res))
+    check_spread(chk, res, "gb_per_s", what)
+    check_spread(chk, res, "messages_per_s", what)
+    g, m = res.get("gb_per_s", {}), res.get("messages_per_s", {})
+    if isinstance(g.get("median"), (int, float)) and \
+            isinstance(m.get("median"), (int, float)) and m["median"] > 0:
+        ratio = g["median"] * 1e9 / (m["median"] * res["size"])
+        chk.check(abs(ratio - 1) < 1e-3,
+                  what + ": GB/s and messages/s disagree", repr(res))
+
+
+def check_doc(chk, doc, devices, sizes, batches, runs, what):
+    """The JSON of a run that asked for every backend."""
+    for key in ("machine", "settings", "backends", "sizes",
+                "openssl_single_thread", "batches", "crossover"):
+        if not chk.check(key in doc, "%s: no %r key" % (what, key)):
+            return
+    mach = doc["machine"]
+    chk.check(isinstance(mach.get("cores"), int) and mach["cores"] > 0 and
+              isinstance(mach.get("sha_ni"), bool) and
+              isinstance(mach.get("cpu_model"), str) and
+              "OpenSSL" in mach.get("openssl", ""),
+              what + ": machine fields", repr(mach))
+    chk.check(len(mach.get("opencl_devices", [])) == len(devices),
+              what + ": machine lists other OpenCL devices than `devices`",
+              repr(mach.get("opencl_devices")))
+    chk.check(doc["settings"].get("sizes") == sizes and
+              doc["settings"].get("batches") == batches,
+              what + ": settings do not echo the plan", repr(doc["settings"]))
+    want = ["cpu"] + ["opencl " + d["id"] for d in devices if d["available"]]
+    if devices:
+        want.append("all")
+    names = [b.get("name") for b in doc["backends"]]
+    chk.check(names == want, what + ": backends %r, expected %r"
+              % (names, want))
+    chk.check(doc.get("opencl") is bool(devices),
+              what + ": 'opencl' flag wrong", repr(doc.get("opencl")))
+    for b in doc["backends"]:
+        chk.check(isinstance(b.get("engine"), str) and b["engine"],
+                  what + ": backend without engine description", repr(b))
+
+    for res in doc["sizes"] + doc["openssl_single_thread"] + doc["batches"]:
+        check_result(chk, res, runs, what)
+    got = {(r["backend"], r["size"]) for r in doc["sizes"]}
+    for name in names:
+        for size in sizes:
+            chk.check((name, size) in got, "%s: size sweep lacks %s at %d B"
+                      % (what, name, size))
+    chk.check({r["size"] for r in doc["openssl_single_thread"]} == set(sizes),
+              what + ": OpenSSL reference lacks a size",
+              repr(doc["openssl_single_thread"]))
+    got = {(r["backend"], r["size"], r["count"]) for r in doc["batches"]}
+    for name in names:
+        for size in (64, 4096):
+            for n in batches:
+                chk.check((name, size, n) in got,
+                          "%s: batch sweep lacks %s, %d x %d B"
+                          % (what, name, n, size))
+    for r in doc["sizes"] + doc["batches"]:
+        share = r.get("device_share")
+        if r["backend"] == "cpu":
+            chk.check(share is None, what + ": cpu has a device share",
+                      repr(r))
+        elif r["backend"].startswith("opencl"):
+            chk.check(isinstance(share, (int, float)) and share > 0.99 and
+                      r["fallbacks"] == 0,
+                      what + ": the OpenCL backend did not hash on its device",
+                      repr(r))
+
+    cross = {(c.get("backend"), c.get("size")): c for c in doc["crossover"]}
+    for name in names[1:]:
+        for size in (64, 4096):
+            c = cross.get((name, size))
+            if not chk.check(c is not None, "%s: no crossover for %s at %d B"
+                             % (what, name, size), repr(doc["crossover"])):
+                continue
+            chk.check((c["batch"] is None and c["text"] == "never") or
+                      (c["batch"] in batches and c["text"] == str(c["batch"])),
+                      what + ": bad crossover entry", repr(c))
+    if len(names) == 1:
+        chk.check(doc["crossover"] == [], what + ": crossover without OpenCL")
+
+
+def check_quick(chk, exe, devices):
+    proc = clitest.run([exe, "bench", "--quick", "--json"], timeout=300)
+    if not chk.status(proc, 0, "bench --quick --json"):
+        return
+    doc = parse_json(chk, proc, "bench --quick --json")
+    if doc is not None:
+        check_doc(chk, doc, devices, [64, 4096, 1 << 20], [1, 16, 256, 4096],
+                  5, "--quick --json")
+
+
+def check_text_and_plot(chk, exe, devices, tmp):
+    png = os.path.join(tmp, "bench plot.png")
+    if shutil.which("gnuplot") is None:
+        print("note: gnuplot not installed; --plot not checked")
+        args = [exe, "bench"] + SMALL
+    else:
+        args = [exe, "bench", "--plot", png] + SMALL
+    proc = clitest.run(args, timeout=300)
+    if not chk.status(proc, 0, "bench (text)"):
+        return
+    out = proc.stdout.decode("utf-8", "replace")
+    for text in ("Throughput by message size:",
+                 "Throughput by batch size, 64 B messages:",
+                 "Throughput by batch size, 4 KiB messages:",
+                 "openssl 1 thread", "SHA-NI", "every run's digests matched"):
+        chk.check(text in out, "bench (text): no %r" % text, out)
+    devices = [d for d in devices if d["available"]]
+    if devices:
+        chk.check("Crossover:" in out and "opencl " + devices[0]["id"] in out,
+                  "bench (text): no crossover line for the device", out)
+    if shutil.which("gnuplot") is not None:
+        chk.check(os.path.isfile(png), "--plot: %s not written" % png)
+        if os.path.isfile(png):
+            with open(png, "rb") as f:
+                chk.check(f.read(8) == PNG_SIGNATURE,
+                          "--plot: not a PNG file")
+        chk.check(("plot: " + png) in out, "--plot: report does not name it",
+                  out)
+
+
+def check_no_opencl(chk, exe, tmp):
+    empty = os.path.join(tmp, "no-vendors")
+    os.mkdir(empty)
+    env = clitest.clean_env(OCL_ICD_VENDORS=empty)
+    if opencl_devices(exe, env) != []:
+        chk.fail("OCL_ICD_VENDORS=<empty dir> still shows OpenCL devices")
+        return
+    proc = clitest.run([exe, "bench", "--json"] + SMALL, env=env)
+    if chk.status(proc, 0, "bench without OpenCL"):
+        chk.check(b"no OpenCL platform or device found" in proc.stderr,
+                  "bench without OpenCL: stderr does not say so",
+                  clitest.show(proc.stderr))
+        doc = parse_json(chk, proc, "bench without OpenCL")
+        if doc is not None:
+            chk.check("no OpenCL" in (doc.get("note") or ""),
+                      "bench without OpenCL: JSON note does not say so",
+                      repr(doc.get("note")))
+            check_doc(chk, doc, [], [64, 4096], [1, 16, 256], 3,
+                      "without OpenCL")
+    proc = clitest.run([exe, "bench", "--quick"], env=env)
+    if chk.status(proc, 0, "bench --quick (text) without OpenCL"):
+        chk.check(b"OpenCL devices: none" in proc.stdout,
+                  "text report without OpenCL does not say so",
+                  clitest.show(proc.stdout))
+    proc = clitest.run([exe, "bench", "--backend", "opencl"] + SMALL,
+                       env=env)
+    chk.status(proc, 1, "bench --backend opencl without OpenCL")
+    chk.check(b"no OpenCL platform or device found" in proc.stderr and
+              proc.stdout == b"", "bench --backend opencl without OpenCL: "
+              "no clear error", clitest.show(proc.stderr))
+
+
+def check_mismatch(chk, exe, devices):
+    devices = [d for d in devices if d["available"]]
+    names = ["cpu", "openssl"] + (["opencl " + devices[0]["id"], "all"]
+                                  if devices else [])
+    for name in names:
+        env = clitest.clean_env(HASHBATCH_BENCH_CORRUPT=name)
+        proc = clitest.run([exe, "bench", "--json"] + SMALL, env=env)
+        what = "wrong digest from %s" % name
+        chk.status(proc, 1, what)
+        chk.check(b"DIGEST MISMATCH" in proc.stderr and
+                  ("backend %s," % name).encode() in proc.stderr,
+                  what + ": no loud error naming the backend",
+                  clitest.show(proc.stderr))
+        chk.check(proc.stdout == b"", what + ": a report was printed anyway",
+                  clitest.show(proc.stdout))
+
+
+def check_usage(chk, exe, tmp):
+    cases = [
+        (["--sizes", "64,x"], b"'x' is not a number"),
+        (["--sizes", "0"], b"out of range"),
+        (["--sizes", "2G"], b"out of range"),
+        (["--sizes", ""], b"is not a number"),
+        (["--batches", "1,,4"], b"is not a number"),
+        (["--batches", "-1"], b"is not a number"),
+        (["--backend", "gpu"], b"invalid backend 'gpu'"),
+        (["--backend", "cpu,"], b"invalid backend ''"),
+        (["--runs", "0"], b"'--runs'"),
+        (["--runs", "x"], b"'--runs'"),
+        (["--min-time", "0"], b"'--min-time'"),
+        (["--verify", "maybe"], b"'maybe'"),
+        (["--device", ""], b"empty argument"),
+        (["--sizes", "none", "--batches", "none"], b"nothing to measure"),
+        (["--plot", os.path.join(tmp, "no-such-dir", "p.png")],
+         b"No such file or directory"),
+        (["--plot", tmp], b"Is a directory"),
+        (["--frobnicate"], b"unrecognized option"),
+        (["extra"], b"extra operand"),
+    ]
+    for args, why in cases:
+        proc = clitest.run([exe, "bench"] + args, timeout=30)
+        what = "bench " + " ".join(args)
+        chk.status(proc, 2, what)
+        chk.check(why in proc.stderr, what + ": error does not say %r" % why,
+                  clitest.show(proc.stderr))
+        chk.check(proc.stdout == b"", what + ": printed a report")
+    env = clitest.clean_env(HASHBATCH_VERIFY="bogus")
+    proc = clitest.run([exe, "bench"] + SMALL, env=env, timeout=30)
+    chk.status(proc, 2, "HASHBATCH_VERIFY=bogus")
+    chk.check(b"HASHBATCH_VERIFY" in proc.stderr,
+              "HASHBATCH_VERIFY=bogus: not named", clitest.show(proc.stderr))
+    # HASHBATCH_BACKEND is not bench's business: --backend chooses.
+    env = clitest.clean_env(HASHBATCH_BACKEND="bogus")
+    proc = clitest.run([exe, "bench", "--backend", "cpu"] + SMALL, env=env)
+    chk.status(proc, 0, "HASHBATCH_BACKEND=bogus is ignored")
+    # no gnuplot on PATH: a clear error before measuring, no file left.
+    png = os.path.join(tmp, "never.png")
+    empty_path = os.path.join(tmp, "empty-bin")
+    os.mkdir(empty_path)
+    env = clitest.clean_env(PATH=empty_path)
+    proc = clitest.run([exe, "bench", "--plot", png] + SMALL, env=env)
+    chk.status(proc, 1, "--plot without gnuplot")
+    chk.check(b"gnuplot" in proc.stderr and proc.stdout == b"",
+              "--plot without gnuplot: no clear error",
+              clitest.show(proc.stderr))
+    chk.check(not os.path.exists(png), "--plot without gnuplot left a file")
+    proc = clitest.run([exe, "bench", "--help"])
+    chk.status(proc, 0, "bench --help")
+    chk.check(b"--quick" in proc.stdout and b"--plot" in proc.stdout,
+              "bench --help: options missing", clitest.show(proc.stdout))
+
+
+def main():
+    exe = clitest.binary()
+    chk = clitest.Checker("test_bench")
+    devices = opencl_devices(exe)
+    if devices is None:
+        print("`hashbatch devices --json` failed")
+        sys.exit(1)
+    with tempfile.TemporaryDirectory(prefix="hb-bench-") as tmp:
+        check_usage(chk, exe, tmp)
+        check_quick(chk, exe, devices)
+        check_text_and_plot(chk, exe, devices, tmp)
+        check_no_opencl(chk, exe, tmp)
+        check_mismatch(chk, exe, devices)
+    chk.finish()
+
+
+if __name__ == "__main__":
+    main()
