@@ -1,0 +1,49 @@
+/*
+ * hb_ext.h - what the C files of the hashbatch gem's extension share.
+ *
+ * The extension is glue only: hashing is libhashbatch's (batches, the
+ * engine) or OpenSSL's (Hashbatch::SHA1's incremental state). Nothing here
+ * computes SHA-1 by itself.
+ */
+#ifndef HB_EXT_H
+#define HB_EXT_H
+
+#include <ruby.h>
+#include <ruby/thread.h>
+
+#include <hashbatch.h>
+
+extern VALUE hb_mHashbatch;
+
+/* errors.c */
+void hb_ext_init_errors(void);
+/* hb_ext_raise: raises the Hashbatch::Error subclass for st, with what
+ * and the engine's (or thread's) last error detail in the message. */
+/* hb_ext_error_class: the class hb_ext_raise uses for st. */
+VALUE hb_ext_error_class(hb_status st);
+NORETURN(void hb_ext_raise(hb_status st, const hb_engine *e, const char *what));
+/* hb_ext_raise_text: as hb_ext_raise, with the detail text given. */
+NORETURN(void hb_ext_raise_text(hb_status st, const char *detail, const char *what));
+
+/* pin.c: keeping strings unchanged while the GVL is released. */
+void hb_ext_init_pins(void);
+/* hb_str_lock / hb_str_unlock: the lock count for one string (no-op for
+ * frozen strings). */
+void hb_str_lock(VALUE s);
+void hb_str_unlock(VALUE s);
+
+/* sha1_class.c */
+void hb_ext_init_sha1(void);
+size_t hb_ext_gvl_threshold(void);
+
+/* engine.c */
+void hb_ext_init_engine(void);
+
+/* files.c */
+void hb_ext_init_files(void);
+
+/* hex.c */
+/* hb_hex40: 40 lowercase hex digits of d into out (no terminator). */
+void hb_hex40(const uint8_t d[20], char *out);
+
+#endif

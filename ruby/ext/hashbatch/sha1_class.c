@@ -1,0 +1,357 @@
+/*
+ * sha1_class.c - Hashbatch::SHA1, a Digest::Class computed with OpenSSL.
+ *
+ * Owns: the SHA1 object (an OpenSSL SHA_CTX), its Digest hooks (update,
+ * finish, reset, initialize_copy, lengths), the one-shot class methods
+ * digest/hexdigest, and when to release the GVL around a hash:
+ *  - inputs shorter than gvl_threshold bytes are hashed holding the GVL
+ *    (releasing and taking it back costs more than the hash);
+ *  - inputs from gvl_threshold to BIG_INPUT bytes release it only while
+ *    fewer than gvl_slots threads (default: one per online core) are
+ *    already hashing without it, so more callers than cores do not make
+ *    every call a hand-off between sleeping threads;
+ *  - BIG_INPUT bytes and more always release it, in chunks, and an
+ *    interrupt (Ctrl-C, Thread#raise, Timeout) stops the hash between
+ *    chunks; the update is then undone, and the exception raised.
+ * The string is locked (pin.c) while the GVL is released.
+ * Must not: implement SHA-1 itself (OpenSSL does), or keep a string after
+ * the call returns.
+ */
+#include "hb_ext.h"
+
+#include <openssl/sha.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BIG_INPUT ((long)256 << 10)
+#define CHUNK ((size_t)1 << 20)
+
+static VALUE cSHA1;
+static long gvl_threshold = 4096; /* measured: see bench/ruby/RESULTS */
+static atomic_long nogvl_active;
+static long gvl_slots = 2;
+
+typedef struct {
+    SHA_CTX ctx;
+    int busy; /* an update runs without the GVL */
+} sha1_obj;
+
+static const rb_data_type_t sha1_type = {
+    .wrap_struct_name = "Hashbatch::SHA1",
+    .function = {.dmark = NULL, .dfree = RUBY_TYPED_DEFAULT_FREE, .dsize = NULL},
+    .flags = RUBY_TYPED_FREE_IMMEDIATELY | RUBY_TYPED_WB_PROTECTED};
+
+size_t hb_ext_gvl_threshold(void)
+{
+    return (size_t)gvl_threshold;
+}
+
+/* ---- hashing with or without the GVL --------------------------------- */
+
+typedef struct {
+    SHA_CTX *ctx;
+    const unsigned char *p;
+    size_t len;
+    size_t done;
+    volatile int interrupted;
+} update_arg;
+
+/* update_nogvl: hashes the rest of a->p in chunks until done or told to
+ * stop by update_ubf. Runs without the GVL. */
+static void *update_nogvl(void *p)
+{
+    update_arg *a = p;
+    while (a->done < a->len && !a->interrupted) {
+        size_t n = a->len - a->done < CHUNK ? a->len - a->done : CHUNK;
+        SHA1_Update(a->ctx, a->p + a->done, n);
+        a->done += n;
+    }
+    return NULL;
+}
+
+static void update_ubf(void *p)
+{
+    ((update_arg *)p)->interrupted = 1;
+}
+
+typedef struct {
+    VALUE str;
+    SHA_CTX *ctx;
+    SHA_CTX saved;    /* restored if an interrupt abandons the update */
+    int slot;         /* holds one of the gvl_slots */
+    int complete;
+} locked_update;
+
+/* locked_update_body: hashes lu->str without the GVL; between chunks,
+ * pending interrupts run (and may raise). */
+static VALUE locked_update_body(VALUE p)
+{
+    locked_update *lu = (locked_update *)p;
+    update_arg a = {lu->ctx, (const unsigned char *)RSTRING_PTR(lu->str),
+                    (size_t)RSTRING_LEN(lu->str), 0, 0};
+    int big = RSTRING_LEN(lu->str) >= BIG_INPUT;
+    while (a.done < a.len) {
+        a.interrupted = 0;
+        rb_thread_call_without_gvl(update_nogvl, &a, big ? update_ubf : NULL, &a);
+        if (a.done < a.len)
+            rb_thread_check_ints();
+    }
+    lu->complete = 1;
+    return Qnil;
+}
+
+static VALUE lock_str(VALUE str)
+{
+    hb_str_lock(str);
+    return Qnil;
+}
+
+static VALUE locked_update_ensure(VALUE p)
+{
+    locked_update *lu = (locked_update *)p;
+    if (lu->slot)
+        atomic_fetch_sub(&nogvl_active, 1);
+    hb_str_unlock(lu->str);
+    if (!lu->complete)
+        *lu->ctx = lu->saved;
+    return Qnil;
+}
+
+/* take_slot: 1 if a thread may hash len bytes without the GVL now; *slot
+ * says whether it took one of the gvl_slots. */
+static int take_slot(long len, int *slot)
+{
+    *slot = 0;
+    if (len >= BIG_INPUT)
+        return 1;
+    if (atomic_fetch_add(&nogvl_active, 1) < gvl_slots) {
+        *slot = 1;
+        return 1;
+    }
+    atomic_fetch_sub(&nogvl_active, 1);
+    return 0;
+}
+
+/* sha1_update_str: ctx absorbs str, with or without the GVL as above. */
+static void sha1_update_str(SHA_CTX *ctx, VALUE str)
+{
+    long len = RSTRING_LEN(str);
+    int slot;
+    if (len < gvl_threshold || !take_slot(len, &slot)) {
+        SHA1_Update(ctx, RSTRING_PTR(str), (size_t)len);
+        return;
+    }
+    locked_update lu;
+    lu.str = str;
+    lu.ctx = ctx;
+    lu.saved = *ctx;
+    lu.slot = slot;
+    lu.complete = 0;
+    if (!OBJ_FROZEN(str)) {
+        /* hb_str_lock may raise: give the slot back first */
+        int state = 0;
+        rb_protect(lock_str, str, &state);
+        if (state) {
+            if (slot)
+                atomic_fetch_sub(&nogvl_active, 1);
+            rb_jump_tag(state);
+        }
+    }
+    rb_ensure(locked_update_body, (VALUE)&lu, locked_update_ensure, (VALUE)&lu);
+    RB_GC_GUARD(str);
+}
+
+/* ---- the object -------------------------------------------------------- */
+
+static VALUE sha1_alloc(VALUE klass)
+{
+    sha1_obj *o;
+    VALUE self = TypedData_Make_Struct(klass, sha1_obj, &sha1_type, o);
+    SHA1_Init(&o->ctx);
+    return self;
+}
+
+/* get_idle: the object's state; raises if another thread is updating it. */
+static sha1_obj *get_idle(VALUE self)
+{
+    sha1_obj *o;
+    TypedData_Get_Struct(self, sha1_obj, &sha1_type, o);
+    if (o->busy)
+        rb_raise(rb_eRuntimeError, "Hashbatch::SHA1: object in use by another thread");
+    return o;
+}
+
+/* initialize: takes no arguments (as Digest::SHA1.new). */
+static VALUE sha1_initialize(VALUE self)
+{
+    return self;
+}
+
+static VALUE sha1_initialize_copy(VALUE self, VALUE other)
+{
+    if (self == other)
+        return self;
+    rb_check_frozen(self);
+    sha1_obj *dst = get_idle(self);
+    if (!rb_typeddata_is_kind_of(other, &sha1_type))
+        rb_raise(rb_eTypeError, "Hashbatch::SHA1 can only be copied from another Hashbatch::SHA1 (got %" PRIsVALUE ")",
+                 rb_obj_class(other));
+    dst->ctx = get_idle(other)->ctx;
+    return self;
+}
+
+static VALUE busy_clear(VALUE self)
+{
+    sha1_obj *o;
+    TypedData_Get_Struct(self, sha1_obj, &sha1_type, o);
+    o->busy = 0;
+    return Qnil;
+}
+
+typedef struct {
+    sha1_obj *o;
+    VALUE str;
+} update_call;
+
+static VALUE update_call_body(VALUE p)
+{
+    update_call *c = (update_call *)p;
+    sha1_update_str(&c->o->ctx, c->str);
+    return Qnil;
+}
+
+/* update(str) / <<: absorbs str; returns self. */
+static VALUE sha1_update(VALUE self, VALUE str)
+{
+    StringValue(str);
+    sha1_obj *o = get_idle(self);
+    rb_check_frozen(self);
+    if (RSTRING_LEN(str) < gvl_threshold) {
+        SHA1_Update(&o->ctx, RSTRING_PTR(str), (size_t)RSTRING_LEN(str));
+        return self;
+    }
+    update_call c = {o, str};
+    o->busy = 1;
+    rb_ensure(update_call_body, (VALUE)&c, busy_clear, self);
+    RB_GC_GUARD(str);
+    return self;
+}
+
+/* finish (private, for Digest::Instance): the 20-byte digest. */
+static VALUE sha1_finish(VALUE self)
+{
+    sha1_obj *o = get_idle(self);
+    SHA_CTX copy = o->ctx;
+    unsigned char md[SHA_DIGEST_LENGTH];
+    SHA1_Final(md, &copy);
+    return rb_str_new((const char *)md, SHA_DIGEST_LENGTH);
+}
+
+static VALUE sha1_reset(VALUE self)
+{
+    rb_check_frozen(self);
+    SHA1_Init(&get_idle(self)->ctx);
+    return self;
+}
+
+static VALUE sha1_digest_length(VALUE self)
+{
+    return INT2FIX(SHA_DIGEST_LENGTH);
+}
+
+static VALUE sha1_block_length(VALUE self)
+{
+    return INT2FIX(SHA_CBLOCK);
+}
+
+/* ---- one-shot class methods ---------------------------------------- */
+
+/* oneshot: SHA-1 of the one string argument (Digest::Class.digest's
+ * argument rules: no data is an ArgumentError, extra arguments go to
+ * initialize, which takes none). */
+static void oneshot(int argc, VALUE *argv, unsigned char md[SHA_DIGEST_LENGTH])
+{
+    if (argc < 1)
+        rb_raise(rb_eArgError, "no data given");
+    if (argc > 1)
+        rb_error_arity(argc - 1, 0, 0);
+    VALUE str = argv[0];
+    StringValue(str);
+    SHA_CTX ctx;
+    SHA1_Init(&ctx);
+    sha1_update_str(&ctx, str);
+    SHA1_Final(md, &ctx);
+    RB_GC_GUARD(str);
+}
+
+static VALUE sha1_s_digest(int argc, VALUE *argv, VALUE klass)
+{
+    unsigned char md[SHA_DIGEST_LENGTH];
+    oneshot(argc, argv, md);
+    return rb_str_new((const char *)md, SHA_DIGEST_LENGTH);
+}
+
+static VALUE sha1_s_hexdigest(int argc, VALUE *argv, VALUE klass)
+{
+    unsigned char md[SHA_DIGEST_LENGTH];
+    char hex[40];
+    oneshot(argc, argv, md);
+    hb_hex40(md, hex);
+    return rb_usascii_str_new(hex, 40);
+}
+
+/* ---- tuning knobs (for benchmarks) -------------------------------- */
+
+static VALUE sha1_s_gvl_threshold(VALUE klass)
+{
+    return LONG2NUM(gvl_threshold);
+}
+
+static VALUE sha1_s_set_gvl_threshold(VALUE klass, VALUE v)
+{
+    long t = NUM2LONG(v);
+    if (t < 0)
+        rb_raise(rb_eArgError, "gvl_threshold must be >= 0 (got %ld)", t);
+    gvl_threshold = t;
+    return v;
+}
+
+static VALUE sha1_s_gvl_slots(VALUE klass)
+{
+    return LONG2NUM(gvl_slots);
+}
+
+static VALUE sha1_s_set_gvl_slots(VALUE klass, VALUE v)
+{
+    long s = NUM2LONG(v);
+    if (s < 0)
+        rb_raise(rb_eArgError, "gvl_slots must be >= 0 (got %ld)", s);
+    gvl_slots = s;
+    return v;
+}
+
+void hb_ext_init_sha1(void)
+{
+    rb_require("digest");
+    VALUE mDigest = rb_const_get(rb_cObject, rb_intern("Digest"));
+    VALUE cDigestClass = rb_const_get(mDigest, rb_intern("Class"));
+    cSHA1 = rb_define_class_under(hb_mHashbatch, "SHA1", cDigestClass);
+    rb_define_alloc_func(cSHA1, sha1_alloc);
+    rb_define_method(cSHA1, "initialize", sha1_initialize, 0);
+    rb_define_method(cSHA1, "initialize_copy", sha1_initialize_copy, 1);
+    rb_define_method(cSHA1, "update", sha1_update, 1);
+    rb_define_method(cSHA1, "<<", sha1_update, 1);
+    rb_define_private_method(cSHA1, "finish", sha1_finish, 0);
+    rb_define_method(cSHA1, "reset", sha1_reset, 0);
+    rb_define_method(cSHA1, "digest_length", sha1_digest_length, 0);
+    rb_define_method(cSHA1, "block_length", sha1_block_length, 0);
+    rb_define_singleton_method(cSHA1, "digest", sha1_s_digest, -1);
+    rb_define_singleton_method(cSHA1, "hexdigest", sha1_s_hexdigest, -1);
+    rb_define_singleton_method(cSHA1, "gvl_threshold", sha1_s_gvl_threshold, 0);
+    rb_define_singleton_method(cSHA1, "gvl_threshold=", sha1_s_set_gvl_threshold, 1);
+    rb_define_singleton_method(cSHA1, "gvl_slots", sha1_s_gvl_slots, 0);
+    rb_define_singleton_method(cSHA1, "gvl_slots=", sha1_s_set_gvl_slots, 1);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    gvl_slots = ncpu > 0 ? ncpu : 1;
+}

@@ -1,0 +1,62 @@
+# frozen_string_literal: true
+
+# hashbatch: SHA-1 over many strings at once, on libhashbatch's engine
+# (OpenCL devices and a pool of OpenSSL threads), with the GVL released
+# while the work runs.
+#
+#   require "hashbatch"
+#   Hashbatch::SHA1.hexdigest("abc")          # a Digest::Class, OpenSSL on the CPU
+#   Hashbatch.hexdigest_many(["a", "b"])      # the default engine
+#   engine = Hashbatch::Engine.new(backend: "cpu")
+#   job = engine.submit(strings)              # Hashbatch::Job
+#   job.value                                 # Array of 20-byte digests
+#
+# This file adds the Ruby-side parts; the rest is the C glue in
+# ext/hashbatch (hashbatch/hashbatch_ext).
+require "digest"
+require_relative "hashbatch/version"
+require "hashbatch/hashbatch_ext"
+
+module Hashbatch
+  # Base class of every error hashbatch raises for an hb_status.
+  class Error
+    # The hb_status value (Integer; see Hashbatch::Status).
+    attr_reader :status
+    # The status's name, e.g. "HB_ERR_DEVICE".
+    attr_reader :status_name
+    # The library's detail text (OpenCL error name, build log), or "".
+    attr_reader :detail
+  end
+
+  # An OpenCL device failed; #cl_error is the OpenCL error code (Integer)
+  # when the library named one, else nil.
+  class DeviceError
+    attr_reader :cl_error
+  end
+
+  class Engine
+    # Opens an engine, yields it and closes it afterwards.
+    def self.open(**options)
+      engine = new(**options)
+      return engine unless block_given?
+
+      begin
+        yield engine
+      ensure
+        engine.close
+      end
+    end
+
+    def inspect
+      closed? ? "#<Hashbatch::Engine closed>" : "#<Hashbatch::Engine #{describe}>"
+    end
+  end
+
+  class Job
+    # The engine the job was submitted to.
+    attr_reader :engine
+  end
+
+  # Hashbatch.file_digests is reserved for the library's file-hashing API;
+  # it is defined only when the linked libhashbatch provides one.
+end

@@ -1,0 +1,174 @@
+# frozen_string_literal: true
+
+require_relative "helper"
+
+# Batches through the default engine and explicit engines, jobs, stats,
+# devices and errors; Digest::SHA1 is the oracle.
+class TestBatches < Minitest::Test
+  include HashbatchTestHelper
+
+  BACKENDS = [
+    { backend: "cpu" },
+    { backend: "opencl", verify: "full" },
+    { backend: "auto", device: "all" },
+  ].freeze
+
+  def engines
+    @engines ||= BACKENDS.map { |opts| Hashbatch::Engine.new(**opts) }
+  end
+
+  def teardown
+    @engines&.each(&:close)
+  end
+
+  def test_default_engine_varied_messages
+    msgs = varied_messages
+    assert_equal msgs.map { |m| oracle(m) }, Hashbatch.sha1_many(msgs)
+    hex = Hashbatch.hexdigest_many(msgs)
+    assert_equal msgs.map { |m| oracle_hex(m) }, hex
+    assert(hex.all? { |h| h.encoding == Encoding::US_ASCII })
+    assert(Hashbatch.sha1_many(msgs).all? { |d| d.encoding == Encoding::BINARY && d.bytesize == 20 })
+  end
+
+  def test_batches_of_0_1_and_100000
+    assert_equal [], Hashbatch.sha1_many([])
+    assert_equal [], Hashbatch.hexdigest_many([])
+    assert_equal [oracle_hex("x")], Hashbatch.hexdigest_many(["x"])
+    rng = Random.new(100_000)
+    msgs = Array.new(100_000) { rng.bytes(rng.rand(0..200)) }
+    assert_equal msgs.map { |m| oracle_hex(m) }, Hashbatch.hexdigest_many(msgs)
+  end
+
+  def test_every_backend_agrees_with_oracle
+    msgs = varied_messages
+    want = msgs.map { |m| oracle(m) }
+    engines.each do |e|
+      assert_equal want, e.sha1_many(msgs), e.describe
+      assert_equal msgs.map { |m| oracle_hex(m) }, e.hexdigest_many(msgs), e.describe
+    end
+  end
+
+  def test_jobs
+    e = engines.first
+    msgs = varied_messages
+    job = e.submit(msgs)
+    assert_instance_of Hashbatch::Job, job
+    assert_same e, job.engine
+    assert_equal msgs.size, job.size
+    assert job.wait(30)
+    assert job.done?
+    assert_equal msgs.map { |m| oracle(m) }, job.value
+    assert_equal msgs.map { |m| oracle(m) }, job.value # cached
+    hexjob = e.submit(msgs, hex: true)
+    assert_equal msgs.map { |m| oracle_hex(m) }, hexjob.value
+    assert_equal [], e.submit([]).value
+  end
+
+  def test_job_snapshots_its_strings
+    e = engines.first
+    s = +"original contents " * 1000
+    want = oracle(s.dup)
+    job = e.submit([s])
+    s.replace("changed") # allowed: the job holds its own frozen snapshot
+    assert_equal [want], job.value
+  end
+
+  def test_job_wait_timeout_and_cancel
+    e = Hashbatch::Engine.new(backend: "cpu", cpu_threads: 1)
+    big = ("z" * (64 << 20)).freeze
+    job = e.submit([big] * 48) # ~3 GiB of hashing on one thread
+    refute job.wait(0.05), "a 3 GiB job cannot be done in 50 ms"
+    refute job.done?
+    job.cancel
+    assert job.done?
+    err = assert_raises(Hashbatch::CancelledError) { job.value }
+    assert_equal Hashbatch::Status::ERR_CANCELLED, err.status
+    assert_equal "HB_ERR_CANCELLED", err.status_name
+    assert_equal [oracle("after")], e.sha1_many(["after"])
+  ensure
+    e&.close
+  end
+
+  def test_stats_count_work
+    e = Hashbatch::Engine.new(backend: "cpu")
+    msgs = Array.new(1000) { |i| "message #{i}" * 10 }
+    e.sha1_many(msgs)
+    s = e.stats
+    assert_equal 1000, s[:messages]
+    assert_equal msgs.sum(&:bytesize), s[:bytes]
+    assert_kind_of Array, s[:devices]
+    assert(s[:devices].any? { |d| d[:cpu] })
+    assert_equal :cpu, e.backend
+    assert_match(/cpu/, e.describe)
+  ensure
+    e&.close
+  end
+
+  def test_devices
+    devs = Hashbatch.devices
+    assert_kind_of Array, devs
+    devs.each do |d|
+      assert_match(/\A\d+:\d+\z/, d[:spec])
+      assert_kind_of String, d[:name]
+      assert_includes %i[gpu cpu accelerator other], d[:type]
+    end
+    assert_equal devs, engines.first.devices
+  end
+
+  def test_closed_engine_raises
+    e = Hashbatch::Engine.new(backend: "cpu")
+    e.close
+    assert e.closed?
+    e.close # twice is fine
+    err = assert_raises(Hashbatch::ClosedError) { e.sha1_many(["a"]) }
+    assert_match(/closed/, err.message)
+    assert_raises(Hashbatch::ClosedError) { e.submit(["a"]) }
+    assert_raises(Hashbatch::ClosedError) { e.stats }
+    assert_kind_of Hashbatch::Error, err
+  end
+
+  def test_bad_arguments_raise_clearly
+    err = assert_raises(TypeError) { Hashbatch.sha1_many(nil) }
+    assert_match(/Array of Strings, got nil/, err.message)
+    assert_raises(TypeError) { Hashbatch.sha1_many("abc") }
+    err = assert_raises(TypeError) { Hashbatch.hexdigest_many(["a", nil]) }
+    assert_match(/element 1 is nil/, err.message)
+    err = assert_raises(TypeError) { Hashbatch.hexdigest_many(["a", "b", 3]) }
+    assert_match(/element 2 is Integer/, err.message)
+    err = assert_raises(ArgumentError) { Hashbatch::Engine.new(backend: "bogus") }
+    assert_match(/unknown backend "bogus"/, err.message)
+    err = assert_raises(ArgumentError) { Hashbatch::Engine.new(verify: "sometimes") }
+    assert_match(/unknown verify mode "sometimes"/, err.message)
+    assert_raises(ArgumentError) { Hashbatch::Engine.new(colour: "red") }
+    assert_raises(TypeError) { Hashbatch::Engine.new(backend: 3) }
+    err = assert_raises(Hashbatch::NoDeviceError) { Hashbatch::Engine.new(backend: "opencl", device: "no-such-device-xyz") }
+    assert_kind_of Hashbatch::DeviceError, err
+    assert_equal "HB_ERR_BAD_DEVICE_SPEC", err.status_name
+    assert_match(/no-such-device-xyz/, err.message)
+    assert_nil err.cl_error
+    assert_raises(ArgumentError) { engines.first.submit(["a"]).wait(-1) }
+  end
+
+  def test_a_failed_batch_does_not_leave_strings_locked
+    s = +"unlocked afterwards" * 100
+    assert_raises(TypeError) { Hashbatch.sha1_many([s, nil]) }
+    s << "!" # would raise if s were still locked
+    assert_equal [oracle(s)], Hashbatch.sha1_many([s])
+  end
+
+  def test_to_str_elements
+    o = Object.new
+    def o.to_str = "abc"
+    assert_equal [oracle_hex("abc")], Hashbatch.hexdigest_many([o])
+  end
+
+  def test_engine_open_block_closes
+    kept = nil
+    r = Hashbatch::Engine.open(backend: "cpu") do |e|
+      kept = e
+      e.hexdigest_many(["abc"])
+    end
+    assert_equal [oracle_hex("abc")], r
+    assert kept.closed?
+  end
+end
