@@ -1,0 +1,171 @@
+# frozen_string_literal: true
+
+require_relative "helper"
+
+# Strings hashed without the GVL cannot change or move: a writer gets an
+# exception, GC.compact and GC.stress change nothing, two threads may hash
+# one string. Fork and Ractors.
+class TestSafety < Minitest::Test
+  include HashbatchTestHelper
+
+  # Runs hashing in a thread while this thread rewrites one byte of s with
+  # its own value (a no-op if it were allowed) until that raises; returns
+  # [the error, what the thread returned].
+  def mutate_while(s)
+    th = Thread.new { yield }
+    err = nil
+    deadline = monotonic + 30
+    until err || !th.alive? || monotonic > deadline
+      begin
+        s.setbyte(0, s.getbyte(0))
+      rescue RuntimeError => e
+        err = e
+      end
+    end
+    [err, th.value]
+  end
+
+  def fresh_big
+    "m" * (128 << 20) # not frozen, 128 MiB
+  end
+
+  def test_mutating_a_string_hashed_by_sha1_raises
+    s = fresh_big
+    want = oracle(s)
+    err, got = mutate_while(s) { Hashbatch::SHA1.digest(s) }
+    refute_nil err, "no writer was refused while the string was hashed"
+    assert_match(/locked/, err.message)
+    assert_equal want, got
+    s << "now free" # unlocked afterwards
+  end
+
+  def test_mutating_a_string_in_an_update_raises
+    s = fresh_big
+    d = Hashbatch::SHA1.new
+    err, = mutate_while(s) { d.update(s) }
+    refute_nil err
+    assert_equal oracle(s), d.digest
+    s.clear
+  end
+
+  def test_mutating_a_string_in_a_batch_raises
+    s = fresh_big
+    want = oracle(s)
+    err, got = mutate_while(s) { Hashbatch.sha1_many(["a", s, "b"]) }
+    refute_nil err
+    assert_match(/locked/, err.message)
+    assert_equal [oracle("a"), want, oracle("b")], got
+    s.replace("x")
+  end
+
+  def test_two_threads_hash_one_string
+    s = fresh_big
+    want = oracle(s)
+    ths = [
+      Thread.new { Hashbatch::SHA1.digest(s) },
+      Thread.new { Hashbatch::SHA1.digest(s) },
+      Thread.new { Hashbatch.sha1_many([s, s]) },
+      Thread.new { Hashbatch::SHA1.new.update(s).digest },
+    ]
+    assert_equal [want, want, [want, want], want], ths.map(&:value)
+    s << "!" # the shared lock was released by the last one out
+  end
+
+  def test_one_string_twice_in_a_batch
+    s = +"twice" * 10_000
+    assert_equal [oracle(s)] * 3, Hashbatch.sha1_many([s, s, s])
+    s << "ok"
+  end
+
+  def test_gc_compact_during_batches
+    skip "GC.compact not supported here" unless GC.respond_to?(:compact)
+    rng = Random.new(7)
+    # short strings are embedded in their objects: compaction would move
+    # their bytes if they were not pinned
+    msgs = Array.new(20_000) { rng.bytes(rng.rand(0..22)) + +"" }
+    want = msgs.map { |m| oracle(m) }
+    stop = false
+    compactor = Thread.new do
+      n = 0
+      until stop
+        GC.compact
+        n += 1
+      end
+      n
+    end
+    10.times { assert_equal want, Hashbatch.sha1_many(msgs) }
+    e = Hashbatch::Engine.new(backend: "cpu")
+    jobs = Array.new(5) { e.submit(msgs) }
+    jobs.each { |j| assert_equal want, j.value }
+    stop = true
+    assert_operator compactor.value, :>=, 1
+  ensure
+    stop = true
+    e&.close
+  end
+
+  def test_gc_stress_briefly
+    msgs = Array.new(300) { |i| "stress #{i}" * (i % 7) }
+    want = msgs.map { |m| oracle_hex(m) }
+    GC.stress = true
+    got = Hashbatch.hexdigest_many(msgs)
+    d = Hashbatch::SHA1.new
+    msgs.each { |m| d << m }
+    one = Hashbatch::SHA1.hexdigest(msgs.join)
+    GC.stress = false
+    assert_equal want, got
+    assert_equal oracle_hex(msgs.join), d.hexdigest
+    assert_equal oracle_hex(msgs.join), one
+  ensure
+    GC.stress = false
+  end
+
+  def test_fork_child_gets_a_fresh_engine_and_parent_is_unaffected
+    skip "no fork here" unless Process.respond_to?(:fork)
+    msgs = %w[parent child fork]
+    want = msgs.map { |m| oracle_hex(m) }
+    assert_equal want, Hashbatch.hexdigest_many(msgs) # the default engine opens
+    parents = Hashbatch::Engine.new(backend: "cpu")
+    assert_equal want, parents.hexdigest_many(msgs)
+    rd, wr = IO.pipe
+    pid = fork do
+      rd.close
+      report = []
+      report << (Hashbatch.hexdigest_many(msgs) == want ? "default ok" : "default WRONG")
+      report << (Hashbatch::SHA1.hexdigest("child") == oracle_hex("child") ? "sha1 ok" : "sha1 WRONG")
+      begin
+        parents.hexdigest_many(msgs)
+        report << "parent's engine used"
+      rescue Hashbatch::ClosedError => e
+        report << (e.message.include?("after fork") ? "parent's engine refused" : e.message)
+      end
+      own = Hashbatch::Engine.new(backend: "cpu")
+      report << (own.hexdigest_many(msgs) == want ? "own ok" : "own WRONG")
+      own.close
+      wr.write(report.join(","))
+      wr.close
+      exit!(0)
+    end
+    wr.close
+    report = rd.read
+    _, status = Process.wait2(pid)
+    assert status.success?, "child exited with #{status.inspect}"
+    assert_equal "default ok,sha1 ok,parent's engine refused,own ok", report
+    assert_equal want, Hashbatch.hexdigest_many(msgs)
+    assert_equal want, parents.hexdigest_many(msgs)
+  ensure
+    parents&.close
+  end
+
+  def test_ractor
+    skip "no Ractor" unless defined?(Ractor)
+    old = Warning[:experimental]
+    Warning[:experimental] = false
+    r = Ractor.new do
+      [Hashbatch::SHA1.hexdigest("ractor"), Hashbatch.hexdigest_many(%w[a b])]
+    end
+    assert_equal [oracle_hex("ractor"), [oracle_hex("a"), oracle_hex("b")]], r.take
+  ensure
+    Warning[:experimental] = old unless old.nil?
+  end
+end
