@@ -45,6 +45,7 @@ typedef struct {
     int backends_given;     /* --backend named them */
     const char *device;     /* --device: one OpenCL spec; NULL: each device */
     const char *plot;       /* --plot FILE.png, or NULL */
+    const char *json_file;  /* --json-file FILE, or NULL */
     cli_engine_opts engine; /* --verify (backend and device are bench's own) */
 } bench_opts;
 
@@ -192,6 +193,11 @@ void bench_print_json(FILE *f, const bench_report *rep);
 
 /* "64 B", "4 KiB", "16 MiB" (exact multiples only, else bytes) into buf. */
 const char *bench_size_name(size_t bytes, char *buf, size_t len);
+
+/* Checks before any measurement that path (the value of option opt) can
+ * be written, without leaving a file behind. Returns 0, or CLI_EXIT_USAGE
+ * after reporting. */
+int bench_check_writable(const char *path, const char *opt);
 
 /* Checks before any measurement that the plot can be made: gnuplot is on
  * PATH and path can be written. Returns 0, CLI_EXIT_USAGE (path) or

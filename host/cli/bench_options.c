@@ -23,7 +23,8 @@ enum {
     OPT_BATCHES,
     OPT_RUNS,
     OPT_MIN_TIME,
-    OPT_PLOT
+    OPT_PLOT,
+    OPT_JSON_FILE
 };
 
 static void help(void)
@@ -45,6 +46,8 @@ static void help(void)
            "  --quick         a small plan (a few seconds): sizes 64,4K,1M,\n"
            "                  batches 1,16,256,4096, runs of 0.02 s\n"
            "  --json          print one JSON document instead of tables\n"
+           "  --json-file FILE\n"
+           "                  also write that JSON document to FILE\n"
            "  --sizes LIST    message sizes, e.g. 64,4K,1M (suffixes K, M, G;\n"
            "                  up to 1G), or none\n"
            "  --batches LIST  batch sizes of the batch sweep, e.g. 1,64,4K, or none\n"
@@ -62,7 +65,7 @@ static void help(void)
            "--device choose; HASHBATCH_VERIFY gives the default of --verify.\n\n"
            "Exit status: 0 when every figure was measured, 1 if an engine failed\n"
            "or a digest differed from OpenSSL's, 2 on a usage error (including a\n"
-           "--plot file that cannot be written).\n",
+           "--plot or --json-file file that cannot be written).\n",
            CLI_PROGRAM);
 }
 
@@ -236,6 +239,11 @@ static int take(int c, const char *arg, bench_opts *o, char **argv)
             return cli_usage_error(BENCH_CMD, "empty argument for '--plot'");
         o->plot = arg;
         return -1;
+    case OPT_JSON_FILE:
+        if (arg[0] == '\0')
+            return cli_usage_error(BENCH_CMD, "empty argument for '--json-file'");
+        o->json_file = arg;
+        return -1;
     case 'h':
     case CLI_OPT_HELP:
         help();
@@ -253,6 +261,7 @@ static const struct option longopts[] = {CLI_ENGINE_LONG_OPTIONS,
                                          {"runs", required_argument, NULL, OPT_RUNS},
                                          {"min-time", required_argument, NULL, OPT_MIN_TIME},
                                          {"plot", required_argument, NULL, OPT_PLOT},
+                                         {"json-file", required_argument, NULL, OPT_JSON_FILE},
                                          {"help", no_argument, NULL, CLI_OPT_HELP},
                                          {NULL, 0, NULL, 0}};
 

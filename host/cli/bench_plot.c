@@ -4,10 +4,9 @@
  * the batch sweep ran, messages/s against batch size, drawn by gnuplot.
  *
  * Owns: checking beforehand that gnuplot exists and the file can be
- * written, writing the gnuplot script (data inline) to a gnuplot child
- * process, and checking that it exited 0 and left a PNG behind.
- * Must not: print on stdout (gnuplot's stdout goes to stderr), or leave
- * an empty file behind when the check alone created it.
+ * written (and that any output file can be), writing the gnuplot script (data inline) to a gnuplot
+ * child process, and checking that it exited 0 and left a PNG behind. Must not: print on stdout
+ * (gnuplot's stdout goes to stderr), or leave an empty file behind when the check alone created it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,10 +40,10 @@ static int on_path(const char *name)
     }
 }
 
-int bench_plot_check(const char *path)
+int bench_check_writable(const char *path, const char *opt)
 {
     if (strpbrk(path, "\n\r") != NULL)
-        return cli_usage_error(BENCH_CMD, "the --plot file name must not contain a line break");
+        return cli_usage_error(BENCH_CMD, "the --%s file name must not contain a line break", opt);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
     int created = fd >= 0;
     if (fd < 0 && errno == EEXIST)
@@ -52,7 +51,7 @@ int bench_plot_check(const char *path)
     if (fd < 0) {
         int e = errno;
         fflush(stdout);
-        fprintf(stderr, "%s %s: cannot write the --plot file ", CLI_PROGRAM, BENCH_CMD);
+        fprintf(stderr, "%s %s: cannot write the --%s file ", CLI_PROGRAM, BENCH_CMD, opt);
         cli_quote_name(stderr, path);
         fprintf(stderr, ": %s\n", strerror(e));
         return CLI_EXIT_USAGE;
@@ -60,6 +59,14 @@ int bench_plot_check(const char *path)
     close(fd);
     if (created)
         unlink(path);
+    return CLI_EXIT_OK;
+}
+
+int bench_plot_check(const char *path)
+{
+    int rc = bench_check_writable(path, "plot");
+    if (rc != CLI_EXIT_OK)
+        return rc;
     if (!on_path(GNUPLOT)) {
         cli_error(BENCH_CMD ": --plot needs gnuplot, which is not on PATH (Debian: apt-get "
                             "install gnuplot-nox)");

@@ -10,6 +10,7 @@
  * time, format or plot itself (bench_options.c, bench_measure.c,
  * bench_text.c, bench_json.c and bench_plot.c do).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,23 @@ static int sweeps(bench_report *rep, const bench_input *in)
     return rc;
 }
 
+/* write_json_file: the JSON report into path. */
+static int write_json_file(const char *path, const bench_report *rep)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        cli_error_path(path, errno);
+        return CLI_EXIT_FAILURE;
+    }
+    bench_print_json(f, rep);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        cli_error_path(path, errno ? errno : EIO);
+        return CLI_EXIT_FAILURE;
+    }
+    return CLI_EXIT_OK;
+}
+
 /* run: everything after the options; the report is printed on success. */
 static int run(bench_report *rep, const hb_config *base)
 {
@@ -130,6 +148,8 @@ static int run(bench_report *rep, const hb_config *base)
         bench_print_json(stdout, rep);
     else
         bench_print_text(stdout, rep);
+    if (o->json_file != NULL && (rc = write_json_file(o->json_file, rep)) != CLI_EXIT_OK)
+        return rc;
     if (o->plot != NULL) {
         fflush(stdout);
         rc = bench_plot(o->plot, rep);
@@ -153,6 +173,8 @@ int cmd_bench(int argc, char **argv)
     if (rc != CLI_EXIT_OK)
         return rc;
     if (o.plot != NULL && (rc = bench_plot_check(o.plot)) != CLI_EXIT_OK)
+        return rc;
+    if (o.json_file != NULL && (rc = bench_check_writable(o.json_file, "json-file")) != CLI_EXIT_OK)
         return rc;
     bench_report rep;
     memset(&rep, 0, sizeof rep);

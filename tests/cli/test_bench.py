@@ -155,11 +155,12 @@ def check_quick(chk, exe, devices):
 
 def check_text_and_plot(chk, exe, devices, tmp):
     png = os.path.join(tmp, "bench plot.png")
+    jfile = os.path.join(tmp, "bench.json")
     if shutil.which("gnuplot") is None:
         print("note: gnuplot not installed; --plot not checked")
-        args = [exe, "bench"] + SMALL
+        args = [exe, "bench", "--json-file", jfile] + SMALL
     else:
-        args = [exe, "bench", "--plot", png] + SMALL
+        args = [exe, "bench", "--json-file", jfile, "--plot", png] + SMALL
     proc = clitest.run(args, timeout=300)
     if not chk.status(proc, 0, "bench (text)"):
         return
@@ -169,10 +170,16 @@ def check_text_and_plot(chk, exe, devices, tmp):
                  "Throughput by batch size, 4 KiB messages:",
                  "openssl 1 thread", "SHA-NI", "every run's digests matched"):
         chk.check(text in out, "bench (text): no %r" % text, out)
-    devices = [d for d in devices if d["available"]]
-    if devices:
-        chk.check("Crossover:" in out and "opencl " + devices[0]["id"] in out,
+    usable = [d for d in devices if d["available"]]
+    if usable:
+        chk.check("Crossover:" in out and "opencl " + usable[0]["id"] in out,
                   "bench (text): no crossover line for the device", out)
+    try:
+        with open(jfile, "rb") as f:
+            doc = json.loads(f.read().decode("utf-8"))
+        check_doc(chk, doc, devices, [64, 4096], [1, 16, 256], 3, "--json-file")
+    except (OSError, ValueError) as e:
+        chk.fail("--json-file: %s not written or not JSON: %s" % (jfile, e))
     if shutil.which("gnuplot") is not None:
         chk.check(os.path.isfile(png), "--plot: %s not written" % png)
         if os.path.isfile(png):
@@ -251,6 +258,8 @@ def check_usage(chk, exe, tmp):
         (["--plot", os.path.join(tmp, "no-such-dir", "p.png")],
          b"No such file or directory"),
         (["--plot", tmp], b"Is a directory"),
+        (["--json-file", os.path.join(tmp, "no-such-dir", "b.json")],
+         b"No such file or directory"),
         (["--frobnicate"], b"unrecognized option"),
         (["extra"], b"extra operand"),
     ]
