@@ -1,12 +1,295 @@
 /*
- * cmd_dedup.c - placeholder for `hashbatch dedup` while it is being written.
+ * cmd_dedup.c - `hashbatch dedup [OPTION]... DIR...`: finds files with
+ * identical contents under the given directories (size, then a SHA-1 of
+ * the first 4 KiB, then the whole file's SHA-1, then byte for byte) and
+ * prints them in groups. It only reads; it never changes a file.
+ *
+ * Owns: the options and help of `dedup`, the run's order (scan, stages,
+ * report), the meter, the engine's life and the exit status (1 when
+ * anything was skipped or unreadable, 2 on a usage error).
+ * Must not: walk, read, hash or format itself (dedup_*.c and walk.c do).
  */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
 #include "cli.h"
+#include "dedup.h"
+
+#define CMD "dedup"
+#define DEFAULT_BATCH_BYTES ((size_t)64 << 20)
+
+enum {
+    OPT_JSON = CLI_OPT_FIRST_LOCAL,
+    OPT_CSV,
+    OPT_FDUPES,
+    OPT_MIN_SIZE,
+    OPT_EMPTY,
+    OPT_BATCH_BYTES,
+    OPT_STATS
+};
+
+static void help(void)
+{
+    printf(
+        "Usage: %s " CMD " [OPTION]... DIR...\n"
+        "Find files with identical contents under each DIR (recursively; FILEs\n"
+        "may be named too) and print them in groups. Files are compared by size,\n"
+        "then the SHA-1 of their first 4 KiB, then the SHA-1 of the whole file,\n"
+        "and finally byte for byte: only files with equal bytes are grouped. Two\n"
+        "files with one SHA-1 and different bytes (a SHA-1 collision) are\n"
+        "reported with a warning and never grouped. Nothing is ever changed.\n\n"
+        "Output on stdout:\n"
+        "                 (default) one path per line, a blank line after each\n"
+        "                 group, as fdupes and jdupes print; a path holding a\n"
+        "                 control character (a newline) or starting with a quote\n"
+        "                 is shell-quoted, e.g. 'a'$'\\n''b'\n"
+        "      --fdupes   the same layout, every path written raw as fdupes does\n"
+        "  -z, -0, --zero, --print-null\n"
+        "                 each path followed by a NUL, each group by one more\n"
+        "      --json     groups (with SHA-1, inodes, bytes to reclaim),\n"
+        "                 collisions, errors and totals as one JSON object\n"
+        "      --csv      group,size,sha1,device,inode,path (RFC 4180)\n"
+        "  -S, --size     print \"N bytes each:\" before each group (text layouts)\n"
+        "  -m, --summarize  print only the totals line\n\n"
+        "Which files:\n"
+        "      --min-size N, -G N\n"
+        "                 ignore files smaller than N bytes (suffixes K, M, G)\n"
+        "      --empty    group empty files too (ignored by default)\n"
+        "  -n, --noempty  ignore empty files (the default)\n"
+        "  -L, -s, --follow-symlinks, --symlinks\n"
+        "                 follow symbolic links (loops are detected); by default\n"
+        "                 links below the DIRs are skipped silently\n"
+        "  -r, -R, --recurse\n"
+        "                 accepted for fdupes users: the walk is always recursive\n"
+        "  -H, --hardlinks\n"
+        "                 accepted: hard links to one file are always listed in\n"
+        "                 its group; they are one file and reclaim no bytes\n\n" CLI_ENGINE_OPTIONS_HELP
+        "      --batch-bytes N\n"
+        "                 read and hash files in batches of N bytes (default 64M)\n\n"
+        "  -q, --quiet    no progress meter and no totals on stderr\n"
+        "  -v, --stats    print the engine and what each stage did on stderr\n"
+        "  -h, --help     print this help and exit\n\n"
+        "A progress meter is shown on stderr when it is a terminal; the totals\n"
+        "(groups, duplicate files, bytes that could be reclaimed) follow on\n"
+        "stderr. Hard links count as one file: a group of hard links alone\n"
+        "reclaims nothing. FIFOs, sockets and devices are skipped, never\n"
+        "opened; files that change or vanish during the scan are left out.\n"
+        "Each of these gets one line on stderr.\n\n" CLI_ENGINE_ENV_HELP "\n"
+        "Exit status: 0 if every file was examined, 1 if some were skipped or\n"
+        "unreadable (the rest is still reported) or the engine failed (then\n"
+        "nothing is printed), 2 on a usage error.\n",
+        CLI_PROGRAM);
+}
+
+/* parse_size: "4096", "64K", "1M", "1G" (0 allowed); 0 on success. */
+static int parse_size(const char *text, uint64_t *out)
+{
+    char *end;
+    if (text[0] < '0' || text[0] > '9')
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    unsigned shift = 0;
+    if (*end != '\0') {
+        const char *u = strchr("KMG", *end);
+        if (u == NULL || end[1] != '\0')
+            return -1;
+        shift = 10u * (unsigned)(u - "KMG" + 1);
+    }
+    if (errno != 0 || v > (UINT64_MAX >> shift))
+        return -1;
+    *out = (uint64_t)v << shift;
+    return 0;
+}
+
+/* set_format: one output format; two different ones are a usage error. */
+static int set_format(dd_opts *o, int *given, dd_format f)
+{
+    if (*given && o->format != f)
+        return cli_usage_error(CMD, "choose one of --json, --csv, --fdupes, -z and -m");
+    *given = 1;
+    o->format = f;
+    return -1;
+}
+
+/* parse: the options of `dedup`; *roots and *nroots get the DIRs.
+ * Returns -1 to go on, else the exit status. */
+static int parse(int argc, char **argv, dd_opts *o, cli_engine_opts *eo, char ***roots,
+                 size_t *nroots)
+{
+    static const struct option longopts[] = {
+        CLI_ENGINE_LONG_OPTIONS,
+        {"json", no_argument, NULL, OPT_JSON},
+        {"csv", no_argument, NULL, OPT_CSV},
+        {"fdupes", no_argument, NULL, OPT_FDUPES},
+        {"zero", no_argument, NULL, 'z'},
+        {"print-null", no_argument, NULL, 'z'},
+        {"size", no_argument, NULL, 'S'},
+        {"summarize", no_argument, NULL, 'm'},
+        {"summarise", no_argument, NULL, 'm'},
+        {"min-size", required_argument, NULL, OPT_MIN_SIZE},
+        {"minsize", required_argument, NULL, OPT_MIN_SIZE},
+        {"empty", no_argument, NULL, OPT_EMPTY},
+        {"noempty", no_argument, NULL, 'n'},
+        {"follow-symlinks", no_argument, NULL, 'L'},
+        {"symlinks", no_argument, NULL, 'L'},
+        {"recurse", no_argument, NULL, 'r'},
+        {"hardlinks", no_argument, NULL, 'H'},
+        {"batch-bytes", required_argument, NULL, OPT_BATCH_BYTES},
+        {"quiet", no_argument, NULL, 'q'},
+        {"stats", no_argument, NULL, OPT_STATS},
+        {"verbose", no_argument, NULL, OPT_STATS},
+        {"help", no_argument, NULL, CLI_OPT_HELP},
+        {NULL, 0, NULL, 0}};
+    int c, given = 0, rc;
+    uint64_t v;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":z0SmG:nLsrRHqvh", longopts, NULL)) != -1) {
+        if (cli_engine_opts_take(eo, c, optarg))
+            continue;
+        rc = -1;
+        switch (c) {
+        case OPT_JSON:
+            rc = set_format(o, &given, DD_JSON);
+            break;
+        case OPT_CSV:
+            rc = set_format(o, &given, DD_CSV);
+            break;
+        case OPT_FDUPES:
+            rc = set_format(o, &given, DD_FDUPES);
+            break;
+        case 'z':
+        case '0':
+            rc = set_format(o, &given, DD_ZERO);
+            break;
+        case 'm':
+            rc = set_format(o, &given, DD_SUMMARY);
+            break;
+        case 'S':
+            o->show_size = 1;
+            break;
+        case 'G':
+        case OPT_MIN_SIZE:
+            if (parse_size(optarg, &o->min_size) != 0)
+                return cli_usage_error(CMD, "invalid size '%s' for '--min-size'", optarg);
+            break;
+        case OPT_EMPTY:
+            o->empty = 1;
+            break;
+        case 'n':
+            o->empty = 0;
+            break;
+        case 'L':
+        case 's':
+            o->follow_symlinks = 1;
+            break;
+        case 'r':
+        case 'R':
+        case 'H':
+            break;
+        case OPT_BATCH_BYTES:
+            if (parse_size(optarg, &v) != 0 || v == 0 || v > ((uint64_t)1 << 34))
+                return cli_usage_error(CMD, "invalid size '%s' for '--batch-bytes'", optarg);
+            o->batch_bytes = (size_t)v;
+            break;
+        case 'q':
+            o->quiet = 1;
+            break;
+        case 'v':
+        case OPT_STATS:
+            o->verbose = 1;
+            break;
+        case 'h':
+        case CLI_OPT_HELP:
+            help();
+            return cli_finish_stdout(CLI_EXIT_OK);
+        default:
+            return cli_getopt_error(CMD, c, argv);
+        }
+        if (rc >= 0)
+            return rc;
+    }
+    if (optind >= argc)
+        return cli_usage_error(CMD, "missing directory operand");
+    *roots = argv + optind;
+    *nroots = (size_t)(argc - optind);
+    return -1;
+}
+
+/* report_stats: --stats' lines on stderr. */
+static void report_stats(const dd_run *r)
+{
+    fprintf(stderr,
+            "%s: stages: %" PRIu64 " files scanned, %zu kept (%zu distinct), %" PRIu64
+            " prefixes hashed, %" PRIu64 " files (%" PRIu64 " bytes) hashed whole, %" PRIu64
+            " found identical to one of those by comparison, %" PRIu64
+            " bytes compared byte for byte\n",
+            CLI_PROGRAM, r->scanned, r->npaths, r->ninodes, r->hashed_prefix, r->hashed_full,
+            r->bytes_full, r->joined_by_bytes, r->compared_bytes);
+    fprintf(stderr, "%s: times: scan %.3f s, prefixes %.3f s, whole files %.3f s, groups %.3f s\n",
+            CLI_PROGRAM, r->secs[0], r->secs[1], r->secs[2], r->secs[3]);
+    if (r->engine != NULL)
+        fprintf(stderr, "%s: engine: %s\n", CLI_PROGRAM, hb_engine_describe(r->engine));
+    else
+        fprintf(stderr, "%s: engine: not opened (nothing needed hashing)\n", CLI_PROGRAM);
+}
 
 int cmd_dedup(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    cli_error("dedup: not built yet");
-    return CLI_EXIT_USAGE;
+    dd_opts o;
+    memset(&o, 0, sizeof o);
+    o.batch_bytes = DEFAULT_BATCH_BYTES;
+    cli_engine_opts eo;
+    memset(&eo, 0, sizeof eo);
+    char **roots = NULL;
+    size_t nroots = 0;
+    int rc = parse(argc, argv, &o, &eo, &roots, &nroots);
+    if (rc >= 0)
+        return rc;
+    hb_config cfg;
+    rc = cli_engine_config(&eo, CMD, &cfg);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+
+    dd_run r;
+    memset(&r, 0, sizeof r);
+    r.o = &o;
+    r.cfg = &cfg;
+    r.meter = progress_open(stderr, o.quiet);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int scan_rc = dd_scan(&r, roots, nroots);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    r.secs[0] = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (scan_rc != 0) {
+        progress_close(r.meter);
+        cli_error("%s", strerror(ENOMEM));
+        dd_free(&r);
+        return CLI_EXIT_FAILURE;
+    }
+    rc = dd_find_groups(&r);
+    progress_close(r.meter);
+    if (rc == CLI_EXIT_OK && !r.fatal) {
+        dd_print(&r);
+        if (!o.quiet && o.format != DD_SUMMARY) {
+            fflush(stdout);
+            fprintf(stderr, "%s: ", CLI_PROGRAM);
+            dd_print_summary(&r, stderr);
+        }
+        rc = r.skipped ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+    } else {
+        rc = CLI_EXIT_FAILURE;
+    }
+    if (o.verbose)
+        report_stats(&r);
+    hb_engine_close(r.engine);
+    dd_free(&r);
+    return cli_finish_stdout(rc);
 }

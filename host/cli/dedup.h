@@ -1,0 +1,188 @@
+/*
+ * dedup.h - internal interfaces of `hashbatch dedup`: the scan and its
+ * records (dedup_scan.c), reading files (dedup_read.c), the stages that
+ * turn candidates into groups of identical files (dedup_stages.c), and
+ * the outputs (dedup_output.c).
+ *
+ * The model: every path the walk finds is a dd_path; paths that share a
+ * (dev, ino) are one dd_inode (hard links: one file, many names). The
+ * stages work on inodes and give each a class: inodes in one class have
+ * the same size, the same SHA-1 and the same bytes (compared). A group is
+ * a class whose inodes together have two paths or more.
+ *
+ * Owns: those types and the interfaces between the dedup modules. Must
+ * not: hold policy (each .c file does).
+ */
+#ifndef HB_CLI_DEDUP_H
+#define HB_CLI_DEDUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "hashbatch.h"
+#include "progress.h"
+
+#define DD_PREFIX_BYTES 4096u
+
+typedef enum { DD_TEXT, DD_FDUPES, DD_ZERO, DD_JSON, DD_CSV, DD_SUMMARY } dd_format;
+
+/* What the user asked for. */
+typedef struct {
+    dd_format format;
+    int show_size;       /* -S: "N bytes each:" before each text group */
+    uint64_t min_size;   /* files smaller are ignored */
+    int empty;           /* --empty: group empty files too */
+    int follow_symlinks; /* -L */
+    int quiet;           /* no progress, no summary */
+    int verbose;         /* --stats: stage counters and the engine */
+    size_t batch_bytes;  /* bytes read and hashed per engine job */
+} dd_opts;
+
+/* One name found by the walk. */
+typedef struct {
+    size_t name;     /* offset of the path in the arena */
+    uint32_t inode;  /* index of its dd_inode */
+    uint32_t order;  /* walk order */
+} dd_path;
+
+enum { DD_ALIVE = 0, DD_FAILED = 1 };
+
+/* One file (inode). */
+typedef struct {
+    dev_t dev;
+    ino_t ino;
+    uint64_t size;
+    int64_t mtime_sec;
+    long mtime_nsec;
+    uint32_t first;   /* its paths: by_inode[first .. first + npaths) */
+    uint32_t npaths;
+    uint32_t cls;     /* class id (the index of its first inode) */
+    uint8_t state;    /* DD_ALIVE or DD_FAILED (reported, left out) */
+    uint8_t hashed;   /* full holds the whole file's SHA-1 */
+    uint8_t prefix[20];
+    uint8_t full[20];
+} dd_inode;
+
+/* A group in the report: paths of one class, in walk order. */
+typedef struct {
+    uint64_t size;
+    uint8_t sha1[20];
+    int hashed;         /* 0 for a set of hard links never read */
+    uint32_t first;     /* its paths: group_paths[first .. first + n) */
+    uint32_t n;
+    uint32_t ninodes;   /* distinct files; reclaimable = (ninodes-1)*size */
+} dd_group;
+
+/* A SHA-1 collision found by the byte comparison. */
+typedef struct {
+    uint32_t a, b; /* inodes */
+    uint8_t sha1[20];
+} dd_collision;
+
+/* A reported problem, kept for --json. */
+typedef struct {
+    char *path;
+    char *cause;
+} dd_error;
+
+/* Everything a run holds. */
+typedef struct {
+    const dd_opts *o;
+    hb_engine *engine;      /* opened when first needed */
+    const hb_config *cfg;
+    progress *meter;
+    char *arena;            /* paths, NUL-terminated */
+    size_t arena_used, arena_cap;
+    dd_path *paths;
+    size_t npaths, cap_paths;
+    dd_inode *inodes;
+    size_t ninodes;
+    uint32_t *by_inode;     /* path indices grouped by inode */
+    dd_group *groups;
+    size_t ngroups;
+    uint32_t *group_paths;
+    size_t ngroup_paths;
+    dd_collision *collisions;
+    size_t ncollisions, cap_collisions;
+    dd_error *errs;         /* what was reported, for --json */
+    size_t nerrs, cap_errs;
+    uint64_t scanned;       /* regular files seen by the walk */
+    uint64_t skipped;       /* entries reported on stderr */
+    uint64_t ignored_small; /* under --min-size, or empty without --empty */
+    uint64_t hashed_prefix, hashed_full, bytes_full, compared_bytes;
+    double secs[4];           /* scan, prefixes, full, groups: for --stats */
+    uint64_t joined_by_bytes; /* files found equal to a hashed one by comparison */
+    int fatal;              /* the engine failed: the report is incomplete */
+} dd_run;
+
+/* ---- dedup_scan.c ------------------------------------------------------ */
+
+/* dd_scan: walks the n roots, recording regular files (and reporting what
+ * is skipped), then builds the inodes. Returns 0, or ENOMEM. */
+int dd_scan(dd_run *r, char *const *roots, size_t n);
+
+/* dd_path_name: the path string of path index i. */
+const char *dd_path_name(const dd_run *r, uint32_t i);
+
+/* dd_inode_name: the first path of inode k, for messages. */
+const char *dd_inode_name(const dd_run *r, uint32_t k);
+
+/* dd_report: "hashbatch: PATH: cause" on stderr (the meter cleared
+ * first), and counts it as skipped (exit status 1). */
+void dd_report(dd_run *r, const char *path, const char *cause);
+
+/* dd_fail_inode: reports inode k's first path with cause and leaves the
+ * inode out of every group. */
+void dd_fail_inode(dd_run *r, uint32_t k, const char *cause);
+
+/* dd_free: releases everything r holds but the engine and the meter. */
+void dd_free(dd_run *r);
+
+/* ---- dedup_read.c ------------------------------------------------------ */
+
+/* One read of a file: want bytes from the start into buf. */
+typedef struct {
+    uint32_t inode;
+    size_t want;     /* bytes to read: the prefix length or the size */
+    int whole;       /* 1: want is the whole size; check the end too */
+    unsigned char *buf;
+    const char *cause; /* NULL on success, else why it failed */
+    char cause_buf[160];
+} dd_read_item;
+
+/* dd_read_all: reads the n items, on up to nthreads threads (the calling
+ * one included). Each item is opened by its inode's first path
+ * (non-blocking, never following a symlink to something else: the
+ * opened file must be the inode the walk saw), read, and checked: the
+ * byte count (a short file, or a longer one when whole), and size and
+ * mtime again after the read. Failures are left in item->cause; nothing
+ * is printed. */
+void dd_read_all(const dd_run *r, dd_read_item *items, size_t n, unsigned nthreads);
+
+/* dd_files_equal: compares the whole contents of inodes a and b byte for
+ * byte, streaming both. Returns 1 equal, 0 different, -1 when one could
+ * not be read: *bad names that inode and *cause says why (a static string
+ * or buf). */
+int dd_files_equal(const dd_run *r, uint32_t a, uint32_t b, uint32_t *bad, const char **cause,
+                   char *buf, size_t cap);
+
+/* ---- dedup_stages.c ---------------------------------------------------- */
+
+/* dd_find_groups: the stages (size, prefix SHA-1, full SHA-1, bytes) over
+ * r's inodes, then the groups in r->groups, re-checked against the file
+ * system and sorted by their first path. Returns 0, or CLI_EXIT_FAILURE
+ * when the engine failed (reported). */
+int dd_find_groups(dd_run *r);
+
+/* ---- dedup_output.c ---------------------------------------------------- */
+
+/* dd_print: the groups (and, for JSON, collisions, errors and totals) on
+ * stdout in the chosen format. */
+void dd_print(const dd_run *r);
+
+/* dd_print_summary: the one-line totals on f. */
+void dd_print_summary(const dd_run *r, FILE *f);
+
+#endif /* HB_CLI_DEDUP_H */
