@@ -57,6 +57,14 @@ module Hashbatch
     attr_reader :engine
   end
 
-  # Hashbatch.file_digests is reserved for the library's file-hashing API;
-  # it is defined only when the linked libhashbatch provides one.
+  # One file could not be hashed: #path names it, #errno is the errno
+  # (Integer) for an I/O error, else nil. Raised by file_digests, or
+  # returned in its result with errors: :return.
+  class FileError
+    attr_reader :path, :errno
+  end
+
+  # Hashbatch.file_digests(paths, hex: false, errors: :raise) and
+  # Engine#file_digests exist when the linked libhashbatch has files jobs
+  # (hb_submit_files).
 end

@@ -677,6 +677,60 @@ static VALUE devices_list(VALUE self)
     return ary;
 }
 
+/* ---- files -------------------------------------------------------- */
+
+#ifdef HAVE_HB_SUBMIT_FILES
+typedef struct {
+    engine_ref *r;
+    VALUE paths;
+    int hex, raise_errors;
+} files_arg;
+
+static VALUE files_locked_body(VALUE p)
+{
+    files_arg *a = (files_arg *)p;
+    if (a->r->e == NULL)
+        rb_raise(hb_ext_error_class(HB_ERR_CLOSED), "Hashbatch::Engine is closed");
+    return hb_ext_file_digests(a->r->e, a->paths, a->hex, a->raise_errors);
+}
+
+static VALUE files_unlock(VALUE p)
+{
+    pthread_rwlock_unlock(&((files_arg *)p)->r->lock);
+    return Qnil;
+}
+
+/* file_digests(paths, hex: false, errors: :raise): see files.c; the engine
+ * cannot close while the files job runs (the read lock is held). */
+static VALUE file_digests_on(engine_ref *r, int argc, VALUE *argv)
+{
+    VALUE paths, opts;
+    rb_scan_args(argc, argv, "1:", &paths, &opts);
+    files_arg a = {r, paths, 0, 1};
+    if (!NIL_P(opts)) {
+        ID keys[2] = {rb_intern("hex"), rb_intern("errors")};
+        VALUE v[2] = {Qundef, Qundef};
+        rb_get_kwargs(opts, keys, 0, 2, v);
+        a.hex = v[0] != Qundef && RTEST(v[0]);
+        if (v[1] != Qundef) {
+            if (v[1] == ID2SYM(rb_intern("return")))
+                a.raise_errors = 0;
+            else if (v[1] != ID2SYM(rb_intern("raise")))
+                rb_raise(rb_eArgError, "file_digests: errors: must be :raise or :return, got %" PRIsVALUE,
+                         rb_inspect(v[1]));
+        }
+    }
+    engine_ref_check(r);
+    pthread_rwlock_rdlock(&r->lock);
+    return rb_ensure(files_locked_body, (VALUE)&a, files_unlock, (VALUE)&a);
+}
+
+static VALUE engine_file_digests(int argc, VALUE *argv, VALUE self)
+{
+    return file_digests_on(engine_get(self), argc, argv);
+}
+#endif
+
 /* ---- Hashbatch::Job ---------------------------------------------------- */
 
 static batch *job_get(VALUE self)
@@ -802,6 +856,13 @@ static VALUE m_hexdigest_many(VALUE mod, VALUE strings)
     return hash_sync(default_engine(), ary, 1);
 }
 
+#ifdef HAVE_HB_SUBMIT_FILES
+static VALUE m_file_digests(int argc, VALUE *argv, VALUE mod)
+{
+    return file_digests_on(default_engine(), argc, argv);
+}
+#endif
+
 static VALUE m_default_engine_description(VALUE mod)
 {
     return rb_str_new_cstr(hb_engine_describe(default_engine()->e));
@@ -842,6 +903,10 @@ void hb_ext_init_engine(void)
     rb_define_module_function(hb_mHashbatch, "sha1_many", m_sha1_many, 1);
     rb_define_module_function(hb_mHashbatch, "hexdigest_many", m_hexdigest_many, 1);
     rb_define_module_function(hb_mHashbatch, "devices", devices_list, 0);
+#ifdef HAVE_HB_SUBMIT_FILES
+    rb_define_method(cEngine, "file_digests", engine_file_digests, -1);
+    rb_define_module_function(hb_mHashbatch, "file_digests", m_file_digests, -1);
+#endif
     rb_define_module_function(hb_mHashbatch, "default_engine_description", m_default_engine_description, 0);
     rb_define_module_function(hb_mHashbatch, "default_engine_stats", m_default_engine_stats, 0);
 }

@@ -14,7 +14,7 @@
 
 static VALUE eError, eArgumentError, eNoMemoryError, eDeviceError, eNoDeviceError,
     eBuildError, eVerifyError, eTimeoutError, eCancelledError, eClosedError, eIOError,
-    eThreadError, eInternalError;
+    eThreadError, eInternalError, eFileError, eFileChangedError, eNotRegularFileError;
 
 /* status_class: the exception class for st. */
 VALUE hb_ext_error_class(hb_status st)
@@ -33,8 +33,18 @@ VALUE hb_ext_error_class(hb_status st)
     case HB_ERR_CLOSED: return eClosedError;
     case HB_ERR_IO: return eIOError;
     case HB_ERR_THREAD: return eThreadError;
+#ifdef HAVE_HB_SUBMIT_FILES
+    case HB_ERR_FILE_CHANGED: return eFileChangedError;
+    case HB_ERR_NOT_REGULAR: return eNotRegularFileError;
+#endif
     default: return eInternalError;
     }
+}
+
+VALUE hb_ext_file_error_class(hb_status st)
+{
+    VALUE klass = hb_ext_error_class(st);
+    return klass == eIOError ? eFileError : klass;
 }
 
 /* parse_cl_error: the OpenCL code in text such as "clEnqueue failed:
@@ -103,5 +113,8 @@ void hb_ext_init_errors(void)
     eIOError = rb_define_class_under(hb_mHashbatch, "IOError", eError);
     eThreadError = rb_define_class_under(hb_mHashbatch, "ThreadError", eError);
     eInternalError = rb_define_class_under(hb_mHashbatch, "InternalError", eError);
+    eFileError = rb_define_class_under(hb_mHashbatch, "FileError", eError);
+    eFileChangedError = rb_define_class_under(hb_mHashbatch, "FileChangedError", eFileError);
+    eNotRegularFileError = rb_define_class_under(hb_mHashbatch, "NotRegularFileError", eFileError);
     define_status_constants();
 }

@@ -36,7 +36,7 @@ have_library("OpenCL", "clGetPlatformIDs")
 have_library("pthread", "pthread_create")
 abort "libhashbatch not found (looked through #{found_by})" unless have_library("hashbatch", "hb_engine_open", "hashbatch.h")
 abort "hb_job_fd missing: libhashbatch too old" unless have_func("hb_job_fd", "hashbatch.h")
-have_func("hb_file_digests", "hashbatch.h")
+have_func("hb_submit_files", "hashbatch.h") # Hashbatch.file_digests, when the library has files jobs
 have_header("ruby/digest.h")
 have_func("rb_ext_ractor_safe", "ruby.h")
 

@@ -22,6 +22,9 @@ void hb_ext_init_errors(void);
 /* hb_ext_error_class: the class hb_ext_raise uses for st. */
 VALUE hb_ext_error_class(hb_status st);
 NORETURN(void hb_ext_raise(hb_status st, const hb_engine *e, const char *what));
+/* hb_ext_file_error_class: as hb_ext_error_class, but for one file's
+ * result (an I/O error is a Hashbatch::FileError). */
+VALUE hb_ext_file_error_class(hb_status st);
 /* hb_ext_raise_text: as hb_ext_raise, with the detail text given. */
 NORETURN(void hb_ext_raise_text(hb_status st, const char *detail, const char *what));
 
@@ -41,6 +44,13 @@ void hb_ext_init_engine(void);
 
 /* files.c */
 void hb_ext_init_files(void);
+
+/* files.c (when libhashbatch has files jobs) */
+/* hb_ext_file_digests: one result per path of paths (an Array of Strings
+ * or #to_path objects): the digest (hex text if hex), or the
+ * Hashbatch::FileError for that file; raise_errors raises the first such
+ * error instead, after every file is done. e must stay open meanwhile. */
+VALUE hb_ext_file_digests(hb_engine *e, VALUE paths, int hex, int raise_errors);
 
 /* hex.c */
 /* hb_hex40: 40 lowercase hex digits of d into out (no terminator). */
