@@ -99,6 +99,11 @@ static void read_one(const dd_run *r, dd_read_item *it)
     ssize_t got = read_full(fd, it->buf, it->want);
     unsigned char extra;
     struct stat st;
+    ssize_t more = 0;
+    if (got >= 0 && (size_t)got == it->want && it->whole)
+        more = read_full(fd, &extra, 1);
+    if (more < 0)
+        got = -1;
     if (got < 0) {
         it->cause = errno_cause(errno, it->cause_buf, sizeof it->cause_buf);
     } else if ((size_t)got < it->want) {
@@ -107,13 +112,16 @@ static void read_one(const dd_run *r, dd_read_item *it)
                  "or its file system reports a wrong size; left out",
                  got, (unsigned long long)r->inodes[it->inode].size);
         it->cause = it->cause_buf;
-    } else if (it->whole && read_full(fd, &extra, 1) != 0) {
+    } else if (more > 0) {
         snprintf(it->cause_buf, sizeof it->cause_buf,
                  "holds more bytes than its size (%llu): it changed during the scan, or its "
                  "file system reports a wrong size; left out",
                  (unsigned long long)r->inodes[it->inode].size);
         it->cause = it->cause_buf;
-    } else if (fstat(fd, &st) != 0 || !same_as_walk(&r->inodes[it->inode], &st)) {
+    } else if (it->whole && (fstat(fd, &st) != 0 || !same_as_walk(&r->inodes[it->inode], &st))) {
+        /* (a prefix alone decides nothing: a file changed meanwhile is
+         * caught when it is read whole, or re-checked before it is
+         * reported) */
         it->cause = changed_cause;
     }
     close(fd);

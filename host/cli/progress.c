@@ -23,6 +23,7 @@ struct progress {
     uint64_t files, bytes;       /* done in this stage */
     uint64_t total_files, total_bytes;
     int64_t opened_ns, stage_ns, drawn_ns;
+    int64_t first_draw_ns;       /* no drawing before this much time */
     int shown;                   /* the line is on the screen */
 };
 
@@ -45,6 +46,11 @@ progress *progress_open(FILE *f, int quiet)
     pthread_mutex_init(&p->lock, NULL);
     p->label = "scanning";
     p->opened_ns = p->stage_ns = now_ns();
+    p->first_draw_ns = FIRST_DRAW_NS;
+    /* Tests see the meter at once with HASHBATCH_PROGRESS_FIRST_MS=0. */
+    const char *first = getenv("HASHBATCH_PROGRESS_FIRST_MS");
+    if (first != NULL && first[0] >= '0' && first[0] <= '9')
+        p->first_draw_ns = strtoll(first, NULL, 10) * 1000000LL;
     return p;
 }
 
@@ -108,7 +114,7 @@ void progress_add(progress *p, uint64_t files, uint64_t bytes)
     p->files += files;
     p->bytes += bytes;
     int64_t now = now_ns();
-    if (now - p->opened_ns >= FIRST_DRAW_NS && now - p->drawn_ns >= REDRAW_NS)
+    if (now - p->opened_ns >= p->first_draw_ns && now - p->drawn_ns >= REDRAW_NS)
         draw(p, now);
     pthread_mutex_unlock(&p->lock);
 }
@@ -128,8 +134,7 @@ void progress_clear(progress *p)
     if (p == NULL)
         return;
     pthread_mutex_lock(&p->lock);
-    erase(p);
-    p->drawn_ns = 0; /* redraw at the next add */
+    erase(p); /* drawn again at the next redraw tick */
     pthread_mutex_unlock(&p->lock);
 }
 

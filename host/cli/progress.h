@@ -4,7 +4,8 @@
  *
  * It is drawn only when its stream is a terminal and the user did not ask
  * for quiet, at most five times a second, and never in the first half
- * second (short runs show nothing). Every function accepts NULL (a meter
+ * second (short runs show nothing; HASHBATCH_PROGRESS_FIRST_MS changes
+ * that delay, for tests). Every function accepts NULL (a meter
  * that is off), so callers need no checks.
  *
  * Owns: the meter's line, its redraw rate and erasing it. Must not: write
@@ -34,7 +35,8 @@ void progress_stage(progress *p, const char *label, uint64_t total_files, uint64
 void progress_add(progress *p, uint64_t files, uint64_t bytes);
 
 /* progress_clear: erases the meter's line now, so that a message can be
- * printed on the stream; the next progress_add draws it again.
+ * printed on the stream; a later progress_add draws it again (at the
+ * next redraw tick).
  * Thread-safe. */
 void progress_clear(progress *p);
 
