@@ -11,16 +11,20 @@ class TestGVL < Minitest::Test
   BIG = ("g" * (256 << 20)).freeze # 256 MiB: a few hundred ms to hash
 
   def test_control_digest_sha1_holds_the_gvl
-    t0 = monotonic
-    Digest::SHA1.digest(BIG)
-    solo = monotonic - t0
-    ticks, gap, took = with_ticker { Digest::SHA1.digest(BIG) }
-    # The ticker stood still for (nearly) as long as the call takes alone.
-    # (took also holds the ticker's time slice right after the call: the
-    # switch the timer asked for happens as the C method returns.)
-    assert_operator gap, :>=, 0.7 * solo,
-                    "Digest::SHA1 let another thread run (longest stall #{gap}s, " \
-                    "call alone #{solo}s, with ticker #{took}s, #{ticks} ticks)"
+    # The ticker stands still for (nearly) as long as the call takes. The
+    # call's length is the shorter of its time alone and its time with the
+    # ticker (which also holds the ticker's time slice right after the
+    # call: the switch the timer asked for happens as the C method
+    # returns); noise only lengthens stalls, so the best of 3 tries counts.
+    ratios = Array.new(3) do
+      t0 = monotonic
+      Digest::SHA1.digest(BIG)
+      solo = monotonic - t0
+      ticks, gap, took = with_ticker { Digest::SHA1.digest(BIG) }
+      [gap / [solo, took].min, "longest stall #{gap}s, call alone #{solo}s, with ticker #{took}s, #{ticks} ticks"]
+    end
+    best = ratios.max_by(&:first)
+    assert_operator best[0], :>=, 0.7, "Digest::SHA1 let another thread run (#{best[1]})"
   end
 
   def test_sha1_class_releases_the_gvl

@@ -7,7 +7,8 @@
  *    function ends the current slice, so Ctrl-C, Thread#raise, Thread#kill
  *    and Timeout interrupt a wait at once (within one slice at worst).
  *  - A synchronous batch (sha1_many, hexdigest_many) locks its strings
- *    (pin.c): a writer gets an exception. An abandoned batch is cancelled
+ *    (pin.c: one already locked is read from a private copy): a writer
+ *    gets an exception. An abandoned batch is cancelled
  *    (hb_job_cancel returns once the engine no longer reads the strings)
  *    before they are unlocked, in an rb_ensure.
  *  - A Job (submit) keeps frozen copy-on-write snapshots of its strings
@@ -191,13 +192,14 @@ static void batch_fill(batch *b, VALUE ary, int lock)
 {
     for (size_t i = 0; i < b->n; i++) {
         VALUE s = element_string(ary, (long)i);
-        if (!lock)
+        int locked = 0;
+        if (lock)
+            s = hb_str_hold(s, &locked);
+        else
             s = rb_str_new_frozen(s);
         b->strs[b->nstrs++] = s;
-        if (lock && !OBJ_FROZEN(s)) {
-            hb_str_lock(s);
+        if (locked)
             b->locked[b->nlocked++] = s;
-        }
         b->msgs[i].data = RSTRING_PTR(s);
         b->msgs[i].len = (size_t)RSTRING_LEN(s);
     }
@@ -223,7 +225,7 @@ static void batch_release(batch *b)
 {
     batch_drop_job(b);
     while (b->nlocked > 0)
-        hb_str_unlock(b->locked[--b->nlocked]);
+        hb_str_release(b->locked[--b->nlocked]);
     b->nstrs = 0;
 }
 

@@ -30,10 +30,12 @@ NORETURN(void hb_ext_raise_text(hb_status st, const char *detail, const char *wh
 
 /* pin.c: keeping strings unchanged while the GVL is released. */
 void hb_ext_init_pins(void);
-/* hb_str_lock / hb_str_unlock: the lock count for one string (no-op for
- * frozen strings). */
-void hb_str_lock(VALUE s);
-void hb_str_unlock(VALUE s);
+/* hb_str_hold: makes s safe to read without the GVL and returns what to
+ * read: s itself (frozen, or locked: *locked set, undo with
+ * hb_str_release), or a private frozen copy when s is already locked.
+ * Keep the result alive and pinned while it is read. */
+VALUE hb_str_hold(VALUE s, int *locked);
+void hb_str_release(VALUE s);
 
 /* sha1_class.c */
 void hb_ext_init_sha1(void);

@@ -1,76 +1,72 @@
 /*
- * pin.c - strings held still while the GVL is released.
+ * pin.c - strings held unchanged while the GVL is released.
  *
- * Owns: the lock count of strings being hashed.
- *  - A string being hashed without the GVL must not change: unless frozen
- *    it is locked with rb_str_locktmp, so a writer gets a RuntimeError
- *    ("can't modify string; temporarily locked"). rb_str_locktmp is not
- *    reentrant, so two threads hashing one string share one lock through a
- *    count (a table keyed by the string; a mutex guards it, as Ractors may
- *    hash at once); the last one out unlocks.
- *  - (That it must not move or die is its holder's business: a batch marks
- *    its strings with rb_gc_mark, which pins them, see engine.c.)
+ * Owns: hb_str_hold / hb_str_release. A string read without the GVL must
+ * not change: unless frozen, it is locked with rb_str_locktmp, so a writer
+ * gets a RuntimeError ("can't modify string; temporarily locked").
+ * rb_str_locktmp is not reentrant: when the string is already locked (by
+ * another thread hashing it, or by anything else), the reader takes a
+ * private copy of its bytes instead, so two threads hashing one string
+ * both succeed and neither unlocks the other's lock. Whether a string is
+ * locked is read from its flag (STR_TMPLOCK, FL_USER7 since Ruby 1.9; a
+ * check at load time confirms it, else rb_str_locktmp is tried under
+ * rb_protect).
+ * (That strings must not move or die is their holder's business: batches
+ * mark them with rb_gc_mark, which pins them, see engine.c; one-shot
+ * hashes keep them on the stack.)
  * Must not: hash, or unlock a string it did not lock.
  */
 #include "hb_ext.h"
 
-#include <pthread.h>
-#include <ruby/st.h>
+static int tmplock_flag_known; /* FL_USER7 is STR_TMPLOCK here */
 
-static st_table *lock_counts;
-static pthread_mutex_t lock_counts_mutex = PTHREAD_MUTEX_INITIALIZER;
-
-/* lock_count_get / lock_count_put: the table, under its mutex. */
-static st_data_t lock_count_get(VALUE s)
+/* is_tmplocked: 1 if s is locked with rb_str_locktmp (flag known). */
+static int is_tmplocked(VALUE s)
 {
-    st_data_t count = 0;
-    pthread_mutex_lock(&lock_counts_mutex);
-    st_lookup(lock_counts, (st_data_t)s, &count);
-    pthread_mutex_unlock(&lock_counts_mutex);
-    return count;
+    return FL_TEST_RAW(s, FL_USER7) != 0;
 }
 
-static void lock_count_put(VALUE s, st_data_t count)
+/* private_copy: a frozen copy of s's bytes, its own buffer. */
+static VALUE private_copy(VALUE s)
 {
-    pthread_mutex_lock(&lock_counts_mutex);
-    if (count == 0) {
-        st_data_t key = (st_data_t)s;
-        st_delete(lock_counts, &key, NULL);
-    } else {
-        st_insert(lock_counts, (st_data_t)s, count);
-    }
-    pthread_mutex_unlock(&lock_counts_mutex);
+    VALUE c = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
+    return rb_obj_freeze(c);
 }
 
-void hb_str_lock(VALUE s)
+VALUE hb_str_hold(VALUE s, int *locked)
 {
+    *locked = 0;
     if (OBJ_FROZEN(s))
-        return;
-    st_data_t count = lock_count_get(s);
-    if (count == 0)
-        rb_str_locktmp(s); /* raises if something else holds it locked */
-    lock_count_put(s, count + 1);
+        return s;
+    if (tmplock_flag_known) {
+        if (is_tmplocked(s))
+            return private_copy(s);
+        rb_str_locktmp(s);
+        *locked = 1;
+        return s;
+    }
+    int state = 0;
+    rb_protect(rb_str_locktmp, s, &state);
+    if (state) {
+        rb_set_errinfo(Qnil);
+        return private_copy(s);
+    }
+    *locked = 1;
+    return s;
 }
 
-/* hb_str_unlock_counted: uncounts s; unlocks at zero. Returns 0 if s was
- * not counted. */
-static int hb_str_unlock_counted(VALUE s)
+void hb_str_release(VALUE s)
 {
-    st_data_t count = lock_count_get(s);
-    if (count == 0)
-        return 0;
-    lock_count_put(s, count - 1);
-    if (count == 1)
-        rb_str_unlocktmp(s);
-    return 1;
-}
-
-void hb_str_unlock(VALUE s)
-{
-    hb_str_unlock_counted(s);
+    rb_str_unlocktmp(s);
 }
 
 void hb_ext_init_pins(void)
 {
-    lock_counts = st_init_numtable();
+    VALUE probe = rb_str_new_cstr("probe");
+    int before = is_tmplocked(probe);
+    rb_str_locktmp(probe);
+    int during = is_tmplocked(probe);
+    rb_str_unlocktmp(probe);
+    tmplock_flag_known = !before && during && !is_tmplocked(probe);
+    RB_GC_GUARD(probe);
 }

@@ -76,7 +76,8 @@ static void update_ubf(void *p)
 }
 
 typedef struct {
-    VALUE str;
+    VALUE str;        /* what is read: the caller's string or a copy */
+    int locked;       /* str is locked (hb_str_hold) */
     SHA_CTX *ctx;
     SHA_CTX saved;    /* restored if an interrupt abandons the update */
     int slot;         /* holds one of the gvl_slots */
@@ -101,18 +102,13 @@ static VALUE locked_update_body(VALUE p)
     return Qnil;
 }
 
-static VALUE lock_str(VALUE str)
-{
-    hb_str_lock(str);
-    return Qnil;
-}
-
 static VALUE locked_update_ensure(VALUE p)
 {
     locked_update *lu = (locked_update *)p;
     if (lu->slot)
         atomic_fetch_sub(&nogvl_active, 1);
-    hb_str_unlock(lu->str);
+    if (lu->locked)
+        hb_str_release(lu->str);
     if (!lu->complete)
         *lu->ctx = lu->saved;
     return Qnil;
@@ -148,17 +144,9 @@ static void sha1_update_str(SHA_CTX *ctx, VALUE str)
     lu.saved = *ctx;
     lu.slot = slot;
     lu.complete = 0;
-    if (!OBJ_FROZEN(str)) {
-        /* hb_str_lock may raise: give the slot back first */
-        int state = 0;
-        rb_protect(lock_str, str, &state);
-        if (state) {
-            if (slot)
-                atomic_fetch_sub(&nogvl_active, 1);
-            rb_jump_tag(state);
-        }
-    }
+    lu.str = hb_str_hold(str, &lu.locked); /* does not raise */
     rb_ensure(locked_update_body, (VALUE)&lu, locked_update_ensure, (VALUE)&lu);
+    RB_GC_GUARD(lu.str);
     RB_GC_GUARD(str);
 }
 
