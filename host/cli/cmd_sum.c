@@ -1,11 +1,13 @@
 /*
  * cmd_sum.c - `hashbatch sum [OPTION]... [FILE]...`: SHA-1 of each FILE
- * ("-" or none: standard input), printed exactly as GNU sha1sum prints it.
+ * ("-" or none: standard input), printed exactly as GNU sha1sum prints it;
+ * -c checks sums as sha1sum -c does; -r hashes directory trees.
  *
- * Owns: the options and help of `sum`, opening and closing the engine,
- * and the exit status (1 when some file could not be read).
- * Must not: read files or format lines itself (sum_batch.c, file_load.c
- * and sum_format.c do).
+ * Owns: the options and help of `sum`, their consistency rules (worded
+ * as sha1sum's), opening and closing the engine and the progress meter,
+ * and the exit status (1 when some file could not be hashed or checked).
+ * Must not: read files, walk trees or format lines itself (sum_run.c,
+ * sum_list.c, sum_format.c and sum_check.c do).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -14,41 +16,86 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "sum.h"
 
 #define CMD "sum"
-#define DEFAULT_BATCH_BYTES ((size_t)64 << 20)
-#define BATCH_FILES 4096
 
-enum { OPT_BATCH_BYTES = CLI_OPT_FIRST_LOCAL, OPT_VERBOSE };
+enum {
+    OPT_BATCH_BYTES = CLI_OPT_FIRST_LOCAL,
+    OPT_VERBOSE,
+    OPT_TAG,
+    OPT_QUIET,
+    OPT_STATUS,
+    OPT_STRICT,
+    OPT_IGNORE_MISSING,
+    OPT_IO_THREADS,
+    OPT_SMALL_MAX,
+    OPT_MEMORY_MAX
+};
 
 typedef struct {
     cli_engine_opts engine;
-    size_t batch_bytes;
-    int verbose;
-    char **files;
+    hb_files_options files;
+    sum_style style;
+    sum_check_opts check;
+    int checking, recurse, follow, verbose, text;
+    int tag_given, binary_given, text_given, zero_given;
+    char **files_args;
     size_t nfiles;
 } sum_opts;
 
 static void help(void)
 {
     printf("Usage: %s " CMD " [OPTION]... [FILE]...\n"
-           "Print SHA-1 checksums, exactly as sha1sum does: \"HASH  NAME\".\n"
-           "With no FILE, or when FILE is -, read standard input.\n\n" CLI_ENGINE_OPTIONS_HELP
+           "Print or check SHA-1 checksums, exactly as sha1sum does: \"HASH  NAME\".\n"
+           "With no FILE, or when FILE is -, read standard input.\n\n"
+           "  -b, --binary  mark lines with '*' (\"HASH *NAME\"); the bytes are\n"
+           "                the same either way\n"
+           "  -c, --check   read checksums from the FILEs and check them\n"
+           "      --tag     BSD-style lines: \"SHA1 (NAME) = HASH\"\n"
+           "  -t, --text    mark lines with ' ' (the default)\n"
+           "  -z, --zero    end each output line with NUL, not newline, and do\n"
+           "                not escape names; with -c: records end in NUL\n"
+           "  -r, --recursive\n"
+           "                hash the regular files under each directory FILE, in\n"
+           "                byte order of their paths (`find DIR -type f | LC_ALL=C\n"
+           "                sort`); FIFOs, sockets, devices, loops and unreadable\n"
+           "                directories are reported and skipped\n"
+           "  -L, --follow  with -r: follow symbolic links below the arguments\n"
+           "                (loops are detected); by default they are skipped\n"
+           "      --quiet   no progress meter; with -c: no OK lines\n\n"
+           "The following five options are useful only when verifying checksums:\n"
+           "      --ignore-missing  don't fail or report status for missing files\n"
+           "      --quiet          don't print OK for each successfully verified file\n"
+           "      --status         don't output anything, status code shows success\n"
+           "      --strict         exit non-zero for improperly formatted checksum lines\n"
+           "  -w, --warn           warn about improperly formatted checksum lines\n\n"
+           "Engine:\n" CLI_ENGINE_OPTIONS_HELP
            "  --batch-bytes N\n"
-           "                read files in groups of at most N bytes (suffixes\n"
-           "                K, M, G; default 64M), each group hashed at once;\n"
-           "                bigger files are memory-mapped and hashed alone\n"
+           "                bytes of small files per engine submission (suffixes\n"
+           "                K, M, G; default 8M)\n"
+           "  --small-max N files up to N bytes are read whole and batched through\n"
+           "                the engine; bigger ones are streamed through OpenSSL on\n"
+           "                the reader threads (default 1M)\n"
+           "  --memory-max N\n"
+           "                most file bytes held in memory at once (default 64M)\n"
+           "  --io-threads N\n"
+           "                reader threads (default: one per core, at least 2)\n"
            "  -v, --verbose, --stats\n"
            "                print the engine used and its counters (messages,\n"
            "                bytes, launches, verification, fallbacks, and per\n"
-           "                device: bytes and busy time) on stderr\n"
+           "                device: bytes and busy time) and the readers' counters\n"
+           "                on stderr\n"
            "  -h, --help    print this help and exit\n\n" CLI_ENGINE_ENV_HELP "\n"
-           "Exit status: 0 if all files were hashed, 1 if some could not be\n"
-           "read (the others are still hashed) or the engine failed, 2 on a\n"
-           "usage error.\n",
+           "FIFOs, sockets and devices named as FILE are not read (reading could\n"
+           "block forever): they are reported and skipped; pipe into - instead.\n"
+           "A progress meter is drawn on stderr when it is a terminal.\n\n"
+           "Exit status: 0 if all files were hashed (with -c: all matched), 1 if\n"
+           "some could not be read or were skipped, or did not match, or the engine\n"
+           "failed, 2 on a usage error.\n",
            CLI_PROGRAM);
 }
 
@@ -74,6 +121,122 @@ static int parse_size(const char *text, size_t *out)
     return 0;
 }
 
+/* take_size: a size option's value into *out, or a usage error. */
+static int take_size(const char *name, const char *text, size_t *out)
+{
+    if (parse_size(text, out) == 0)
+        return -1;
+    return cli_usage_error(CMD, "invalid size '%s' for '--%s'", text, name);
+}
+
+/* take_threads: --io-threads' value, 1 to 64. */
+static int take_threads(const char *text, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno || v < 1 || v > 64)
+        return cli_usage_error(CMD, "invalid number '%s' for '--io-threads' (1 to 64)", text);
+    *out = (unsigned)v;
+    return -1;
+}
+
+/* take_check_flag: --quiet, --status and -w, which override each other as
+ * in sha1sum (the last one wins). */
+static void take_check_flag(sum_opts *o, int c)
+{
+    o->check.quiet = c == OPT_QUIET;
+    o->check.status = c == OPT_STATUS;
+    o->check.warn = c == 'w';
+}
+
+/* take: one option. Returns -1 to go on, else the exit status. */
+static int take(sum_opts *o, int c, char **argv)
+{
+    if (cli_engine_opts_take(&o->engine, c, optarg))
+        return -1;
+    switch (c) {
+    case OPT_BATCH_BYTES:
+        return take_size("batch-bytes", optarg, &o->files.batch_bytes);
+    case OPT_SMALL_MAX:
+        return take_size("small-max", optarg, &o->files.small_max);
+    case OPT_MEMORY_MAX:
+        return take_size("memory-max", optarg, &o->files.memory_max);
+    case OPT_IO_THREADS:
+        return take_threads(optarg, &o->files.io_threads);
+    case 'b':
+        o->style.binary = 1;
+        o->binary_given = 1;
+        return -1;
+    case 't':
+        o->style.binary = 0;
+        o->text_given = 1;
+        return -1;
+    case 'c':
+        o->checking = 1;
+        return -1;
+    case OPT_TAG:
+        o->style.tag = o->tag_given = 1;
+        return -1;
+    case 'z':
+        o->style.zero = o->check.zero = o->zero_given = 1;
+        return -1;
+    case 'r':
+        o->recurse = 1;
+        return -1;
+    case 'L':
+        o->follow = 1;
+        return -1;
+    case OPT_QUIET:
+    case OPT_STATUS:
+    case 'w':
+        take_check_flag(o, c);
+        return -1;
+    case OPT_STRICT:
+        o->check.strict = 1;
+        return -1;
+    case OPT_IGNORE_MISSING:
+        o->check.ignore_missing = 1;
+        return -1;
+    case 'v':
+    case OPT_VERBOSE:
+        o->verbose = 1;
+        return -1;
+    case 'h':
+    case CLI_OPT_HELP:
+        help();
+        return cli_finish_stdout(CLI_EXIT_OK);
+    default:
+        return cli_getopt_error(CMD, c, argv);
+    }
+}
+
+/* consistent: sha1sum's rules on which options go together. */
+static int consistent(const sum_opts *o)
+{
+    const char *only_check = !o->checking && o->check.ignore_missing ? "ignore-missing"
+                             : !o->checking && o->check.status       ? "status"
+                             : !o->checking && o->check.warn         ? "warn"
+                             : !o->checking && o->check.strict       ? "strict"
+                                                                     : NULL;
+    if (only_check != NULL)
+        return cli_usage_error(CMD, "the --%s option is meaningful only when verifying checksums",
+                               only_check);
+    if (o->checking && o->tag_given)
+        return cli_usage_error(CMD, "the --tag option is meaningless when verifying checksums");
+    if (o->checking && (o->binary_given || o->text_given))
+        return cli_usage_error(CMD, "the --binary and --text options are meaningless when "
+                                    "verifying checksums");
+    if (o->checking && o->recurse)
+        return cli_usage_error(CMD,
+                               "the --recursive option is meaningless when verifying checksums");
+    if (o->tag_given && o->text_given && !o->style.binary)
+        return cli_usage_error(CMD, "--tag does not support --text mode");
+    if (o->follow && !o->recurse)
+        return cli_usage_error(CMD, "the --follow option is meaningful only with --recursive");
+    return -1;
+}
+
 /* parse: the options of `sum`. Returns -1 to go on, else the exit
  * status. */
 static int parse(int argc, char **argv, sum_opts *o)
@@ -81,44 +244,41 @@ static int parse(int argc, char **argv, sum_opts *o)
     static const struct option longopts[] = {
         CLI_ENGINE_LONG_OPTIONS,
         {"batch-bytes", required_argument, NULL, OPT_BATCH_BYTES},
+        {"small-max", required_argument, NULL, OPT_SMALL_MAX},
+        {"memory-max", required_argument, NULL, OPT_MEMORY_MAX},
+        {"io-threads", required_argument, NULL, OPT_IO_THREADS},
         {"verbose", no_argument, NULL, OPT_VERBOSE},
         {"stats", no_argument, NULL, OPT_VERBOSE},
+        {"binary", no_argument, NULL, 'b'},
+        {"check", no_argument, NULL, 'c'},
+        {"tag", no_argument, NULL, OPT_TAG},
+        {"text", no_argument, NULL, 't'},
+        {"zero", no_argument, NULL, 'z'},
+        {"recursive", no_argument, NULL, 'r'},
+        {"follow", no_argument, NULL, 'L'},
+        {"quiet", no_argument, NULL, OPT_QUIET},
+        {"status", no_argument, NULL, OPT_STATUS},
+        {"strict", no_argument, NULL, OPT_STRICT},
+        {"warn", no_argument, NULL, 'w'},
+        {"ignore-missing", no_argument, NULL, OPT_IGNORE_MISSING},
         {"help", no_argument, NULL, CLI_OPT_HELP},
         {NULL, 0, NULL, 0}};
     int c;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":hv", longopts, NULL)) != -1) {
-        if (cli_engine_opts_take(&o->engine, c, optarg))
-            continue;
-        switch (c) {
-        case OPT_BATCH_BYTES:
-            if (parse_size(optarg, &o->batch_bytes) != 0)
-                return cli_usage_error(CMD,
-                                       "invalid size '%s' for "
-                                       "'--batch-bytes'",
-                                       optarg);
-            break;
-        case 'v':
-        case OPT_VERBOSE:
-            o->verbose = 1;
-            break;
-        case 'h':
-        case CLI_OPT_HELP:
-            help();
-            return cli_finish_stdout(CLI_EXIT_OK);
-        default:
-            return cli_getopt_error(CMD, c, argv);
-        }
+    while ((c = getopt_long(argc, argv, ":bctzrLwhv", longopts, NULL)) != -1) {
+        int rc = take(o, c, argv);
+        if (rc >= 0)
+            return rc;
     }
-    o->files = argv + optind;
+    o->files_args = argv + optind;
     o->nfiles = (size_t)(argc - optind);
-    return -1;
+    return consistent(o);
 }
 
 /* report: --verbose's (--stats') lines on stderr: the engine, its
- * counters, and one line per device and for the CPU pool. */
-static void report(const hb_engine *e)
+ * counters, one line per device and for the CPU pool, and the readers'. */
+static void report(const hb_engine *e, const hb_files_stats *fs)
 {
     hb_stats st;
     fflush(stdout);
@@ -144,37 +304,82 @@ static void report(const hb_engine *e)
                 busy > 0 ? (double)d->bytes / busy / 1e9 : 0.0, d->errors,
                 d->quarantined ? ", quarantined" : "");
     }
+    fprintf(stderr,
+            "%s: files: %" PRIu64 " (%" PRIu64 " failed), %" PRIu64 " bytes read; %" PRIu64
+            " batched through the engine (%" PRIu64 " bytes, %" PRIu64 " submissions), %" PRIu64
+            " streamed through OpenSSL on reader threads (%" PRIu64 " bytes); at most %" PRIu64
+            " file bytes in memory\n",
+            CLI_PROGRAM, fs->files, fs->files_failed, fs->bytes_read, fs->batched_files,
+            fs->batched_bytes, fs->batches, fs->streamed_files, fs->streamed_bytes,
+            fs->peak_memory);
 }
 
-/* run: hashes every file in order; returns the exit status. */
-static int run(hb_engine *e, const sum_opts *o)
+/* What printing digest lines needs. */
+typedef struct {
+    const sum_opts *o;
+    char *const *names;
+    progress *meter;
+    int failed;
+} printer;
+
+/* print_result: one file's line, or its error (sum_run's in-order
+ * callback). */
+static void print_result(void *arg, size_t i, const hb_file_result *r)
+{
+    printer *p = arg;
+    if (r->status == HB_OK) {
+        sum_format_line(stdout, r->digest, p->names[i], &p->o->style);
+        return;
+    }
+    progress_clear(p->meter);
+    sum_report_failure(p->names[i], r);
+    p->failed = 1;
+}
+
+/* run_sums: hashes and prints every file. Returns the exit status. */
+static int run_sums(sum_runner *r, const sum_opts *o)
 {
     static char stdin_name[] = "-";
     static char *stdin_only[] = {stdin_name};
-    char **files = o->nfiles ? o->files : stdin_only;
+    char *const *args = o->nfiles ? o->files_args : stdin_only;
     size_t n = o->nfiles ? o->nfiles : 1;
-    sum_batch b;
-
-    if (sum_batch_init(&b, e, o->batch_bytes, BATCH_FILES) != 0) {
-        cli_error("%s", strerror(ENOMEM));
+    sum_list list;
+    if (sum_list_build(&list, args, n, o->recurse, o->follow, r->meter) != 0) {
+        sum_list_free(&list);
         return CLI_EXIT_FAILURE;
     }
-    int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++)
-        rc = sum_batch_add(&b, files[i]);
-    if (rc == 0)
-        rc = sum_batch_flush(&b);
-    if (rc == 0 && b.unreadable)
+    progress_stage(r->meter, "hashing", list.n, list.bytes);
+    printer p = {o, list.names, r->meter, list.skipped};
+    int rc = sum_run(r, list.names, list.n, print_result, &p);
+    sum_list_free(&list);
+    if (rc == 0 && p.failed)
         rc = CLI_EXIT_FAILURE;
-    sum_batch_free(&b);
     return rc;
+}
+
+/* run_checks: checks every sums file. Returns the exit status. */
+static int run_checks(sum_runner *r, const sum_opts *o)
+{
+    static char stdin_name[] = "-";
+    static char *stdin_only[] = {stdin_name};
+    char *const *args = o->nfiles ? o->files_args : stdin_only;
+    size_t n = o->nfiles ? o->nfiles : 1;
+    int all_ok = 1;
+    for (size_t i = 0; i < n; i++) {
+        progress_stage(r->meter, "checking", 0, 0);
+        int ok = sum_check_file(r, args[i], &o->check);
+        if (ok < 0)
+            return CLI_EXIT_FAILURE;
+        all_ok &= ok;
+    }
+    return all_ok ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
 }
 
 int cmd_sum(int argc, char **argv)
 {
     sum_opts o;
     memset(&o, 0, sizeof o);
-    o.batch_bytes = DEFAULT_BATCH_BYTES;
+    hb_files_options_init(&o.files);
     int rc = parse(argc, argv, &o);
     if (rc >= 0)
         return rc;
@@ -187,9 +392,16 @@ int cmd_sum(int argc, char **argv)
     rc = cli_engine_open(&cfg, &e);
     if (rc != CLI_EXIT_OK)
         return rc;
-    rc = run(e, &o);
+    sum_runner r;
+    memset(&r, 0, sizeof r);
+    r.engine = e;
+    r.files = o.files;
+    r.meter = progress_open(stderr, o.check.quiet || o.check.status);
+    r.stdout_tty = isatty(STDOUT_FILENO);
+    rc = o.checking ? run_checks(&r, &o) : run_sums(&r, &o);
+    progress_close(r.meter);
     if (o.verbose)
-        report(e);
+        report(e, &r.total);
     hb_engine_close(e);
     return cli_finish_stdout(rc);
 }

@@ -1,80 +1,106 @@
 /*
- * sum.h - internal interfaces of `hashbatch sum`: loading one file
- * (file_load.c), hashing files in groups (sum_batch.c) and printing
- * sha1sum's lines (sum_format.c).
+ * sum.h - internal interfaces of `hashbatch sum`: sha1sum's line formats
+ * (sum_format.c), the list of files to hash (sum_list.c: arguments, and
+ * trees under -r), hashing a list in order through a files job
+ * (sum_run.c), and checking sums (sum_check.c).
  *
- * Owns: those three interfaces. Must not: hold policy; each .c file does.
+ * Owns: those interfaces. Must not: hold policy; each .c file does.
  */
 #ifndef HB_CLI_SUM_H
 #define HB_CLI_SUM_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "hashbatch.h"
-
-/* ---- file_load.c ------------------------------------------------------ */
-
-/* The whole content of one file: heap memory or a read-only mapping. */
-typedef struct {
-    void *ptr; /* never NULL after a successful load, even for 0 bytes */
-    size_t len;
-    int mapped; /* 1: munmap(ptr, len); 0: free(ptr) */
-} file_data;
-
-/* file_load: reads all of name ("-": standard input) into *out. Regular
- * files larger than map_over bytes are mapped instead; other inputs that
- * grow past map_over bytes are spilled to an unlinked temporary file and
- * mapped, so memory stays bounded. Returns 0, or an errno value (EISDIR
- * for a directory) with *out empty; never a partial file. */
-int file_load(const char *name, size_t map_over, file_data *out);
-
-/* file_data_release: frees or unmaps d's bytes; d may be empty. */
-void file_data_release(file_data *d);
+#include "progress.h"
 
 /* ---- sum_format.c ------------------------------------------------------ */
 
-/* sum_format_line: writes sha1sum's line for digest d of file name to f:
- * "HEX  NAME\n", or "\HEX  ESCAPED\n" when the name holds a backslash,
- * newline or carriage return. */
-void sum_format_line(FILE *f, const hb_digest d, const char *name);
-
-/* ---- sum_batch.c ------------------------------------------------------- */
-
-/* One named input waiting in a group. */
+/* How digest lines look. */
 typedef struct {
-    const char *name; /* borrowed from argv */
-    file_data data;
-    int err; /* errno of the failed load; 0: data is valid */
-} sum_item;
+    int tag;    /* --tag: "SHA1 (NAME) = HEX" */
+    int zero;   /* -z: lines end in NUL, names are never escaped */
+    int binary; /* -b: "HEX *NAME" */
+} sum_style;
 
-/* Files read and waiting to be hashed together in one hb_sha1_batch. */
+/* sum_needs_escape: does name hold a backslash, newline or CR, which
+ * sha1sum escapes (and marks with a leading backslash)? */
+int sum_needs_escape(const char *name);
+
+/* sum_put_name: name, with \ newline CR as \\ \n \r when escape. */
+void sum_put_name(FILE *f, const char *name, int escape);
+
+/* sum_format_line: sha1sum's line for digest d of name, in style s. */
+void sum_format_line(FILE *f, const hb_digest d, const char *name, const sum_style *s);
+
+/* sum_hex: d as 40 lowercase hex digits and a NUL. */
+void sum_hex(char out[41], const hb_digest d);
+
+/* ---- sum_list.c --------------------------------------------------------- */
+
+/* Names to hash, in output order; they own their strings. */
+typedef struct {
+    char **names;
+    size_t n, cap;
+    uint64_t bytes;  /* sizes known from the walk (for progress) */
+    int skipped;     /* some tree entry was reported and skipped */
+} sum_list;
+
+/* sum_list_add: appends a copy of name. Returns 0 or ENOMEM. */
+int sum_list_add(sum_list *l, const char *name, uint64_t size);
+
+/* sum_list_build: the names for the arguments: as given, or with
+ * recurse each directory argument replaced by its regular files in byte
+ * order of their paths (`find DIR -type f | LC_ALL=C sort`); follow:
+ * symbolic links below the arguments are followed too. Special files,
+ * loops and unreadable directories of the walk are reported on stderr
+ * (l->skipped set). Returns 0 or ENOMEM (reported). */
+int sum_list_build(sum_list *l, char *const *args, size_t n, int recurse, int follow,
+                   progress *meter);
+
+/* sum_list_free: releases l. */
+void sum_list_free(sum_list *l);
+
+/* ---- sum_run.c ---------------------------------------------------------- */
+
+/* Called once per name, in list order: r is its result. */
+typedef void (*sum_done_fn)(void *ctx, size_t index, const hb_file_result *r);
+
+/* Hashing names through files jobs, in order. */
 typedef struct {
     hb_engine *engine;
-    size_t max_bytes; /* group budget; bigger files are hashed alone */
-    size_t max_files;
-    sum_item *items;
-    hb_msg *msgs;
-    hb_digest *digests;
-    size_t count;   /* items waiting */
-    size_t bytes;   /* bytes read into memory */
-    size_t mapped;  /* files mapped rather than read */
-    int unreadable; /* some file could not be read */
-} sum_batch;
+    hb_files_options files; /* io threads, sizes (on_file is the runner's) */
+    progress *meter;        /* NULL: none */
+    int stdout_tty;         /* erase the meter before stdout lines */
+    hb_files_stats total;   /* summed over the run's jobs */
+} sum_runner;
 
-/* sum_batch_init: an empty group for engine e. Returns 0 or ENOMEM. */
-int sum_batch_init(sum_batch *b, hb_engine *e, size_t max_bytes, size_t max_files);
+/* sum_run: hashes names[0, n) ("-": standard input, read once per "-"
+ * as sha1sum does), calling done for each in order. Returns 0, or
+ * CLI_EXIT_FAILURE when a job could not be started (reported). */
+int sum_run(sum_runner *r, char *const *names, size_t n, sum_done_fn done, void *ctx);
 
-/* sum_batch_add: loads name and queues it, hashing and printing the
- * waiting group first when it is full. Returns 0; on a hashing failure
- * (already reported) CLI_EXIT_FAILURE, after which b may only be freed. */
-int sum_batch_add(sum_batch *b, const char *name);
+/* sum_report_failure: the stderr line for a file that could not be
+ * hashed: "hashbatch: NAME: cause" (sha1sum's wording for errno causes). */
+void sum_report_failure(const char *name, const hb_file_result *r);
 
-/* sum_batch_flush: hashes the waiting files and prints their lines (or
- * errors) in order. Returns as sum_batch_add does. */
-int sum_batch_flush(sum_batch *b);
+/* ---- sum_check.c -------------------------------------------------------- */
 
-/* sum_batch_free: releases everything b holds (waiting files included). */
-void sum_batch_free(sum_batch *b);
+/* What -c does besides checking. */
+typedef struct {
+    int quiet;          /* --quiet: no OK lines */
+    int status;         /* --status: no output lines at all */
+    int strict;         /* --strict: bad lines fail the check */
+    int warn;           /* -w: warn about each bad line */
+    int ignore_missing; /* --ignore-missing */
+    int zero;           /* -z: NUL-terminated records (an extension) */
+} sum_check_opts;
+
+/* sum_check_file: checks the sums listed in file ("-": standard input),
+ * printing sha1sum -c's lines. Returns 1 when every listed file matched,
+ * 0 when not (or the file could not be read), -1 when the run failed. */
+int sum_check_file(sum_runner *r, const char *file, const sum_check_opts *o);
 
 #endif /* HB_CLI_SUM_H */

@@ -1,9 +1,11 @@
 /*
  * sum_format.c - sha1sum's output lines, byte for byte (GNU coreutils
- * 9.1): "HEX  NAME\n"; when NAME holds a backslash, newline or carriage
- * return the line starts with a backslash and those become \\, \n, \r.
+ * 9.1): "HEX  NAME", "HEX *NAME" (-b), "SHA1 (NAME) = HEX" (--tag). When
+ * NAME holds a backslash, newline or carriage return the line starts with
+ * a backslash and those become \\, \n, \r; with -z lines end in NUL and
+ * nothing is escaped.
  *
- * Owns: that format. Must not: quote names for error messages (quote.c
+ * Owns: those formats. Must not: quote names for error messages (quote.c
  * does, with another rule) or decide which lines are printed.
  */
 #include <stdio.h>
@@ -12,9 +14,17 @@
 #include "cli.h"
 #include "sum.h"
 
-/* put_escaped: name with \ newline CR written as \\ \n \r. */
-static void put_escaped(FILE *f, const char *name)
+int sum_needs_escape(const char *name)
 {
+    return strpbrk(name, "\\\n\r") != NULL;
+}
+
+void sum_put_name(FILE *f, const char *name, int escape)
+{
+    if (!escape) {
+        fputs(name, f);
+        return;
+    }
     for (const char *p = name; *p != '\0'; p++) {
         switch (*p) {
         case '\\':
@@ -32,24 +42,33 @@ static void put_escaped(FILE *f, const char *name)
     }
 }
 
-void sum_format_line(FILE *f, const hb_digest d, const char *name)
+void sum_hex(char out[41], const hb_digest d)
 {
     static const char hex[] = "0123456789abcdef";
-    char line[2 * sizeof(hb_digest) + 3];
-    int escape = strpbrk(name, "\\\n\r") != NULL;
     for (size_t i = 0; i < sizeof(hb_digest); i++) {
-        line[2 * i] = hex[d[i] >> 4];
-        line[2 * i + 1] = hex[d[i] & 15];
+        out[2 * i] = hex[d[i] >> 4];
+        out[2 * i + 1] = hex[d[i] & 15];
     }
-    line[2 * sizeof(hb_digest)] = ' ';
-    line[2 * sizeof(hb_digest) + 1] = ' ';
-    line[2 * sizeof(hb_digest) + 2] = '\0';
+    out[2 * sizeof(hb_digest)] = '\0';
+}
+
+void sum_format_line(FILE *f, const hb_digest d, const char *name, const sum_style *s)
+{
+    char hex[41];
+    int escape = !s->zero && sum_needs_escape(name);
+    sum_hex(hex, d);
     if (escape)
         putc('\\', f);
-    fputs(line, f);
-    if (escape)
-        put_escaped(f, name);
-    else
-        fputs(name, f);
-    putc('\n', f);
+    if (s->tag) {
+        fputs("SHA1 (", f);
+        sum_put_name(f, name, escape);
+        fputs(") = ", f);
+        fputs(hex, f);
+    } else {
+        fputs(hex, f);
+        putc(' ', f);
+        putc(s->binary ? '*' : ' ', f);
+        sum_put_name(f, name, escape);
+    }
+    putc(s->zero ? '\0' : '\n', f);
 }

@@ -1,0 +1,401 @@
+/*
+ * sum_check.c - `hashbatch sum -c FILE`: reads checksum lines as GNU
+ * sha1sum 9.1 writes and reads them ("HEX  NAME", "HEX *NAME", the BSD
+ * "SHA1 (NAME) = HEX", a leading backslash for escaped names, '#'
+ * comments, CRLF ends), hashes the listed files through the engine, and
+ * prints sha1sum -c's lines, warnings and summary, word for word.
+ *
+ * Lines are parsed as sha1sum parses them (split_3/bsd_split_3 in
+ * coreutils' md5sum.c), lengths included, so odd inputs (a -z file read
+ * without -z: only its first record counts) behave the same. With -z
+ * (which sha1sum refuses with -c) records end in NUL instead of newline.
+ *
+ * Owns: parsing, comparison and the messages of -c. Must not: read the
+ * listed files itself (sum_run.c does, in parallel) or exit.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "sum.h"
+
+#define HEX_LEN 40
+#define MIN_LINE_LEN (HEX_LEN + 2) /* digest, blank, a one-byte name */
+#define ISWHITE(c) ((c) == ' ' || (c) == '\t')
+
+/* One line that counts: a check, or (name NULL) an improperly formatted
+ * line, kept so that -w's warnings come out in line order. */
+typedef struct {
+    char *name;
+    char hex[HEX_LEN + 1];
+    uintmax_t line;
+} check_item;
+
+/* One checksum file being checked. */
+typedef struct {
+    const sum_check_opts *o;
+    const char *shown; /* its name in messages ("standard input" for -) */
+    check_item *items;
+    size_t n, cap;
+    char **names;      /* the checks' names, for sum_run */
+    size_t *item_of;   /* names[k] is items[item_of[k]] */
+    size_t nnames;
+    size_t next_item;  /* first item not yet printed */
+    int bsd_reversed;  /* -1 unknown, 0 standard, 1 "HEX NAME" lines */
+    uintmax_t misformatted, mismatched, unreadable;
+    int formatted, matched;
+} checker;
+
+/* unescape: sha1sum's filename_unescape over len bytes of s, in place;
+ * 0 when s holds a bad escape or a NUL. */
+static int unescape(char *s, size_t len)
+{
+    char *dst = s;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '\0')
+            return 0;
+        if (s[i] != '\\') {
+            *dst++ = s[i];
+            continue;
+        }
+        if (++i == len)
+            return 0;
+        if (s[i] == 'n')
+            *dst++ = '\n';
+        else if (s[i] == 'r')
+            *dst++ = '\r';
+        else if (s[i] == '\\')
+            *dst++ = '\\';
+        else
+            return 0;
+    }
+    if (dst < s + len)
+        *dst = '\0';
+    return 1;
+}
+
+/* hex_digits: exactly HEX_LEN hex digits, then the end of the string. */
+static int hex_digits(const char *s)
+{
+    for (int i = 0; i < HEX_LEN; i++)
+        if (!isxdigit((unsigned char)s[i]))
+            return 0;
+    return s[HEX_LEN] == '\0';
+}
+
+/* split_bsd: "NAME) = HEX" after "SHA1 (". */
+static int split_bsd(char *s, size_t len, char **hex, char **name, int escaped)
+{
+    if (len == 0)
+        return 0;
+    size_t i = len - 1;
+    while (i && s[i] != ')')
+        i--;
+    if (s[i] != ')')
+        return 0;
+    *name = s;
+    if (escaped && !unescape(s, i))
+        return 0;
+    s[i++] = '\0';
+    while (ISWHITE(s[i]))
+        i++;
+    if (s[i] != '=')
+        return 0;
+    i++;
+    while (ISWHITE(s[i]))
+        i++;
+    *hex = &s[i];
+    return hex_digits(*hex);
+}
+
+/* split_line: a line's digest and name, as sha1sum's split_3. */
+static int split_line(checker *c, char *s, size_t len, char **hex, char **name)
+{
+    int escaped = 0;
+    size_t i = 0;
+    while (ISWHITE(s[i]))
+        i++;
+    if (s[i] == '\\') {
+        i++;
+        escaped = 1;
+    }
+    if (strncmp(s + i, "SHA1", 4) == 0) {
+        i += 4;
+        if (s[i] == ' ')
+            i++;
+        if (s[i] != '(')
+            return 0;
+        i++;
+        return split_bsd(s + i, len - i, hex, name, escaped);
+    }
+    if (len - i < MIN_LINE_LEN + (s[i] == '\\'))
+        return 0;
+    *hex = &s[i];
+    i += HEX_LEN;
+    if (!ISWHITE(s[i]))
+        return 0;
+    s[i++] = '\0';
+    if (!hex_digits(*hex))
+        return 0;
+    if (len - i == 1 || (s[i] != ' ' && s[i] != '*')) {
+        if (c->bsd_reversed == 0)
+            return 0;
+        c->bsd_reversed = 1;
+    } else if (c->bsd_reversed != 1) {
+        c->bsd_reversed = 0;
+        i++;
+    }
+    *name = &s[i];
+    return escaped ? unescape(&s[i], len - i) : 1;
+}
+
+/* add_item: appends a check (name non-NULL) or a bad line. */
+static int add_item(checker *c, const char *name, const char *hex, uintmax_t line)
+{
+    if (c->n == c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 64;
+        check_item *ni = realloc(c->items, ncap * sizeof *ni);
+        if (ni == NULL)
+            return ENOMEM;
+        c->items = ni;
+        c->cap = ncap;
+    }
+    check_item *it = &c->items[c->n];
+    memset(it, 0, sizeof *it);
+    it->line = line;
+    if (name != NULL) {
+        if ((it->name = strdup(name)) == NULL)
+            return ENOMEM;
+        memcpy(it->hex, hex, HEX_LEN);
+    }
+    c->n++;
+    return 0;
+}
+
+/* take_line: one line (NUL-terminated at len, its end removed). */
+static int take_line(checker *c, char *line, size_t len, uintmax_t number, int is_stdin)
+{
+    char *hex = NULL, *name = NULL;
+    if (split_line(c, line, len, &hex, &name) && !(is_stdin && strcmp(name, "-") == 0))
+        return add_item(c, name, hex, number);
+    return add_item(c, NULL, NULL, number);
+}
+
+/* read_lines: every line of f into c->items. Returns 0, or an errno
+ * value (the read failed), or -1 (out of memory, reported). */
+static int read_lines(checker *c, FILE *f, int is_stdin)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    int delim = c->o->zero ? '\0' : '\n';
+    uintmax_t number = 0;
+    int rc = 0;
+    do {
+        ++number;
+        ssize_t len = getdelim(&line, &cap, delim, f);
+        if (len <= 0)
+            break;
+        if (line[0] == '#')
+            continue;
+        len -= line[len - 1] == delim;
+        len -= line[len - (0 < len)] == '\r';
+        if (len == 0)
+            continue;
+        line[len] = '\0';
+        if (take_line(c, line, (size_t)len, number, is_stdin) != 0) {
+            cli_error("%s", strerror(ENOMEM));
+            rc = -1;
+            break;
+        }
+    } while (!feof(f) && !ferror(f));
+    free(line);
+    if (rc == 0 && ferror(f))
+        rc = errno ? errno : EIO;
+    return rc;
+}
+
+/* error_prefix: "hashbatch: " and the checksum file's name, quoted. */
+static void error_prefix(const checker *c)
+{
+    fflush(stdout);
+    fprintf(stderr, "%s: ", CLI_PROGRAM);
+    cli_quote_name(stderr, c->shown);
+}
+
+/* bad_line: -w's warning for item it. */
+static void bad_line(checker *c, const check_item *it)
+{
+    c->misformatted++;
+    if (!c->o->warn)
+        return;
+    error_prefix(c);
+    fprintf(stderr, ": %" PRIuMAX ": improperly formatted SHA1 checksum line\n", it->line);
+}
+
+/* print_name: the name at the start of a result line, escaped as
+ * sha1sum does when it would break the line. */
+static void print_name(const char *name)
+{
+    int escape = sum_needs_escape(name);
+    if (escape)
+        putchar('\\');
+    sum_put_name(stdout, name, escape);
+}
+
+/* same_digest: hex (either case) is the text of d. */
+static int same_digest(const char *hex, const hb_digest d)
+{
+    char mine[41];
+    sum_hex(mine, d);
+    for (int i = 0; i < HEX_LEN; i++)
+        if (tolower((unsigned char)hex[i]) != mine[i])
+            return 0;
+    return 1;
+}
+
+/* check_one: the verdict on one listed file. */
+static void check_one(checker *c, const check_item *it, const hb_file_result *r)
+{
+    const sum_check_opts *o = c->o;
+    c->formatted = 1;
+    if (r->status != HB_OK) {
+        if (o->ignore_missing && r->status == HB_ERR_IO && r->err == ENOENT)
+            return;
+        sum_report_failure(it->name, r);
+        c->unreadable++;
+        if (!o->status) {
+            print_name(it->name);
+            printf(": FAILED open or read\n");
+        }
+        return;
+    }
+    int ok = same_digest(it->hex, r->digest);
+    if (ok)
+        c->matched = 1;
+    else
+        c->mismatched++;
+    if (o->status || (ok && o->quiet))
+        return;
+    print_name(it->name);
+    printf(": %s\n", ok ? "OK" : "FAILED");
+}
+
+/* flush_bad_lines: warnings for bad lines up to the next check. */
+static void flush_bad_lines(checker *c)
+{
+    while (c->next_item < c->n && c->items[c->next_item].name == NULL)
+        bad_line(c, &c->items[c->next_item++]);
+}
+
+/* on_done: sum_run's in-order result for names[k]. */
+static void on_done(void *arg, size_t k, const hb_file_result *r)
+{
+    checker *c = arg;
+    flush_bad_lines(c);
+    check_one(c, &c->items[c->item_of[k]], r);
+    c->next_item = c->item_of[k] + 1;
+}
+
+/* list_names: the checks' names, in line order. Returns 0 or ENOMEM. */
+static int list_names(checker *c)
+{
+    c->names = calloc(c->n ? c->n : 1, sizeof *c->names);
+    c->item_of = calloc(c->n ? c->n : 1, sizeof *c->item_of);
+    if (c->names == NULL || c->item_of == NULL)
+        return ENOMEM;
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->items[i].name == NULL)
+            continue;
+        c->item_of[c->nnames] = i;
+        c->names[c->nnames++] = c->items[i].name;
+    }
+    return 0;
+}
+
+/* plural: n with its noun in the right number. */
+static const char *plural(uintmax_t n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
+}
+
+/* summary: the closing warnings; returns 1 when the file checked out. */
+static int summary(checker *c)
+{
+    const sum_check_opts *o = c->o;
+    if (!c->formatted) {
+        error_prefix(c);
+        fprintf(stderr, ": no properly formatted checksum lines found\n");
+        return 0;
+    }
+    fflush(stdout);
+    if (!o->status && c->misformatted)
+        fprintf(stderr, "%s: WARNING: %" PRIuMAX " %s improperly formatted\n", CLI_PROGRAM,
+                c->misformatted, plural(c->misformatted, "line is", "lines are"));
+    if (!o->status && c->unreadable)
+        fprintf(stderr, "%s: WARNING: %" PRIuMAX " listed %s could not be read\n", CLI_PROGRAM,
+                c->unreadable, plural(c->unreadable, "file", "files"));
+    if (!o->status && c->mismatched)
+        fprintf(stderr, "%s: WARNING: %" PRIuMAX " computed %s did NOT match\n", CLI_PROGRAM,
+                c->mismatched, plural(c->mismatched, "checksum", "checksums"));
+    if (!o->status && o->ignore_missing && !c->matched) {
+        error_prefix(c);
+        fprintf(stderr, ": no file was verified\n");
+    }
+    return c->mismatched == 0 && c->unreadable == 0 && (!o->strict || c->misformatted == 0) &&
+           !(o->ignore_missing && !c->matched);
+}
+
+static void checker_free(checker *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        free(c->items[i].name);
+    free(c->items);
+    free(c->names);
+    free(c->item_of);
+}
+
+/* open_list: the checksum file, or stdin; NULL after reporting. */
+static FILE *open_list(const char *file, int is_stdin)
+{
+    if (is_stdin)
+        return stdin;
+    FILE *f = fopen(file, "r");
+    if (f == NULL)
+        cli_error_path(file, errno);
+    return f;
+}
+
+int sum_check_file(sum_runner *r, const char *file, const sum_check_opts *o)
+{
+    int is_stdin = strcmp(file, "-") == 0;
+    checker c;
+    memset(&c, 0, sizeof c);
+    c.o = o;
+    c.shown = is_stdin ? "standard input" : file;
+    c.bsd_reversed = -1;
+    FILE *f = open_list(file, is_stdin);
+    if (f == NULL)
+        return 0;
+    int rc = read_lines(&c, f, is_stdin);
+    if (is_stdin)
+        clearerr(f);
+    else if (fclose(f) != 0 && rc == 0)
+        rc = errno;
+    int ok = 0;
+    if (rc > 0) {
+        cli_error_path(c.shown, rc);
+    } else if (rc == 0 && list_names(&c) != 0) {
+        cli_error("%s", strerror(ENOMEM));
+        rc = -1;
+    } else if (rc == 0 && sum_run(r, c.names, c.nnames, on_done, &c) != 0) {
+        rc = -1;
+    } else if (rc == 0) {
+        flush_bad_lines(&c);
+        ok = summary(&c);
+    }
+    checker_free(&c);
+    return rc < 0 ? -1 : ok;
+}
