@@ -1,0 +1,85 @@
+"""test_dedup_race.py - files that change or vanish while `hashbatch
+dedup` runs: a thread keeps setting new modification times on one set of
+twins (content unchanged) and keeps deleting and re-creating another set
+(a new inode each time). Every such file that no longer matches what the
+walk saw is left out with one stderr line naming it ("changed" or
+"vanished" during the scan), the exit status is 1, and whatever is still
+reported is a group of files with equal bytes; calm files are reported as
+usual.
+
+Usage: test_dedup_race.py PATH/TO/hashbatch
+"""
+import os
+import sys
+import tempfile
+import threading
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+import clitest  # noqa: E402
+import dedupcheck as dc  # noqa: E402
+
+
+def churn(paths, data, stop):
+    """Touches and re-creates files until stop is set."""
+    t = 1_000_000_000_000_000_000
+    while not stop.is_set():
+        for p in paths["touch"]:
+            t += 1_000_000
+            os.utime(p, ns=(t, t))
+        for p in paths["recreate"]:
+            tmp = p + b".new"
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.replace(tmp, p)
+
+
+def main():
+    exe = clitest.binary()
+    chk = clitest.Checker("cli_dedup_race")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = os.path.join(os.fsencode(tmp), b"tree")
+        data = b"restless twin\n" * 1000
+        calm = b"calm twin\n" * 1000
+        paths = {"touch": [], "recreate": []}
+        for kind in paths:
+            for i in range(20):
+                p = os.path.join(root, kind.encode(), b"f%02d" % i)
+                dc.write(p, data if kind == "touch" else data + b"!")
+                paths[kind].append(p)
+        calm_paths = [os.path.join(root, b"calm", b"c%d" % i) for i in range(3)]
+        for p in calm_paths:
+            dc.write(p, calm)
+        stop = threading.Event()
+        th = threading.Thread(target=churn, args=(paths, data + b"!", stop))
+        th.start()
+        try:
+            proc = clitest.run([exe, "dedup", "-z", "--backend", "cpu", root], timeout=60)
+        finally:
+            stop.set()
+            th.join()
+        chk.status(proc, 1, "files changing during the scan")
+        err = proc.stderr.decode("utf-8", "replace").splitlines()
+        moving = [l for l in err if "during the scan" in l]
+        chk.check(len(moving) >= 1, "at least one file reported as changed or vanished",
+                  clitest.show(proc.stderr))
+        named = all(any(("/%s/" % k) in l for k in ("touch", "recreate")) for l in moving)
+        chk.check(named, "only the restless files are reported", "\n".join(moving[:10]))
+        groups = dc.parse_zero(proc.stdout)
+        chk.check(frozenset(calm_paths) in groups, "the calm twins are grouped")
+        ok = True
+        for g in groups:
+            contents = set()
+            for p in g:
+                with open(p, "rb") as f:
+                    contents.add(f.read())
+            ok &= len(contents) == 1
+        chk.check(ok, "every reported group has equal bytes")
+        reported = {p for g in groups for p in g}
+        named_paths = {l.split(": ")[1].encode() for l in moving}
+        chk.check(not (named_paths & reported), "no file reported as changed is in a group",
+                  repr(sorted(named_paths & reported)[:5]))
+    chk.finish()
+
+
+if __name__ == "__main__":
+    main()
