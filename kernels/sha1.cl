@@ -292,4 +292,64 @@ __kernel void hb_sha1_in_place(__global const uchar *bytes,
     }
     STORE_STATE(h, lane_state);
 }
+/*
+ * hb_sha1_uniform: nmsg messages of one length, each from its own place:
+ * lane l (message l) reads its whole blocks in place from byte
+ * lane_offset[l] of `bytes`; its final blocks are SHA-1's constant padding
+ * block when the length is a multiple of 64 (built here), else the host's
+ * packed tails (tails + l * 128). The digest bytes of message l go to
+ * digests + digest_offset + l * 20. No plan, no state buffer: the batch
+ * runs start to end in one launch.
+ */
+__kernel void hb_sha1_uniform(__global const uchar *bytes,
+                              __global const uint *lane_offset,
+                              __global const uchar *tails,
+                              uint length,
+                              uint nmsg,
+                              __global uchar *digests,
+                              uint digest_offset)
+{
+    const size_t first = get_global_id(0) * 16;
+    if (first >= nmsg)
+        return;
+    const uint16 offsets = vload16(0, lane_offset + first);
+    const uint16 all = (uint16)0xFFFFFFFFu;
+    uint16 h[5] = {(uint16)0x67452301u, (uint16)0xEFCDAB89u, (uint16)0x98BADCFEu,
+                   (uint16)0x10325476u, (uint16)0xC3D2E1F0u};
+    const uint whole = length / 64, rest = length % 64;
+    for (uint b = 0; b < whole; b++) {
+        uint16 w[16];
+#pragma unroll
+        for (int i = 0; i < 16; i++)
+            w[i] = load_block_be(bytes + offsets[i] + (size_t)b * 64);
+        transpose16(w);
+        compress_block(w, h, all);
+    }
+    if (rest == 0) {
+        uint16 w[16] = {(uint16)0x80000000u};
+        for (int j = 1; j < 14; j++)
+            w[j] = (uint16)0;
+        w[14] = (uint16)(length >> 29);
+        w[15] = (uint16)(length << 3);
+        compress_block(w, h, all);
+    } else {
+        const uint finals = rest + 9 > 64 ? 2 : 1;
+        for (uint f = 0; f < finals; f++) {
+            uint16 w[16];
+#pragma unroll
+            for (int i = 0; i < 16; i++)
+                w[i] = load_block_be(tails + (first + i) * 128 + f * 64);
+            transpose16(w);
+            compress_block(w, h, all);
+        }
+    }
+    __global uchar *out = digests + digest_offset + first * 20;
+    const uint lanes = min(16u, nmsg - (uint)first);
+    for (uint i = 0; i < lanes; i++)
+        for (int k = 0; k < 5; k++) {
+            const uint v = h[k][i];
+            vstore4((uchar4)((uchar)(v >> 24), (uchar)(v >> 16), (uchar)(v >> 8), (uchar)v), 0,
+                    out + i * 20 + k * 4);
+        }
+}
 #endif /* HB_IN_PLACE */

@@ -30,6 +30,7 @@ extern const size_t hb_kernel_sha1_source_size;
 
 #define KERNEL_NAME "hb_sha1_blocks"
 #define IN_PLACE_KERNEL_NAME "hb_sha1_in_place"
+#define UNIFORM_KERNEL_NAME "hb_sha1_uniform"
 #define CPU_LOCAL_SIZE 8u
 #define GPU_LOCAL_SIZE 64u
 #define MAX_RING 8u
@@ -41,6 +42,9 @@ typedef struct {
     cl_mem offsets, wholes, tails; /* in-place lane descriptors */
     /* while in flight: */
     int in_place; /* read in place (else packed) */
+    size_t uniform_n; /* a uniform launch's messages (0: a planned launch) */
+    hb_digest *uniform_out;
+    cl_mem out;       /* a uniform launch's buffer over its digests */
     cl_mem span;  /* an in-place launch's buffer over the caller's bytes */
     cl_event read_done;
     uint32_t *read_map;
@@ -58,6 +62,7 @@ struct hb_opencl {
     cl_program program;
     cl_kernel kernel;
     cl_kernel in_place_kernel; /* NULL where whole blocks are packed */
+    cl_kernel uniform_kernel;  /* likewise */
     size_t max_span;           /* widest buffer the device allows */
     cl_slot slots[MAX_RING];
     unsigned ring;
@@ -133,6 +138,8 @@ static hb_status build_program(hb_opencl *cl, hb_error_slot *err)
     if (cl->max_span > 0) {
         cl->in_place_kernel = clCreateKernel(cl->program, IN_PLACE_KERNEL_NAME, &rc);
         CL_CHECK("clCreateKernel(in place)", rc);
+        cl->uniform_kernel = clCreateKernel(cl->program, UNIFORM_KERNEL_NAME, &rc);
+        CL_CHECK("clCreateKernel(uniform)", rc);
     }
     return HB_OK;
 }
@@ -274,6 +281,8 @@ void hb_opencl_close(hb_opencl *cl)
         clReleaseKernel(cl->kernel);
     if (cl->in_place_kernel)
         clReleaseKernel(cl->in_place_kernel);
+    if (cl->uniform_kernel)
+        clReleaseKernel(cl->uniform_kernel);
     if (cl->program)
         clReleaseProgram(cl->program);
     cl_command_queue queues[] = {cl->write_queue, cl->exec_queue, cl->read_queue};
@@ -528,7 +537,30 @@ static void release_span(cl_slot *slot)
 {
     if (slot->span != NULL)
         clReleaseMemObject(slot->span);
+    if (slot->out != NULL)
+        clReleaseMemObject(slot->out);
     slot->span = NULL;
+    slot->out = NULL;
+}
+
+/* A slot taken for a new launch, its in-flight fields reset. */
+static cl_slot *claim_slot(hb_opencl *cl, const hb_plan *plan, size_t index, hb_digest *states,
+                           hb_fault_state *faults, void *tag)
+{
+    cl_slot *slot = &cl->slots[(cl->oldest + cl->in_flight) % cl->ring];
+    slot->in_place = 0;
+    slot->uniform_n = 0;
+    slot->uniform_out = NULL;
+    slot->span = NULL;
+    slot->out = NULL;
+    slot->read_done = NULL;
+    slot->read_map = NULL;
+    slot->plan = plan;
+    slot->launch = index;
+    slot->states = states;
+    slot->fault = faults ? hb_fault_for_launch(faults) : HB_FAULT_NONE;
+    slot->tag = tag;
+    return slot;
 }
 
 hb_status hb_opencl_enqueue(hb_opencl *cl, const hb_plan *plan, size_t index, const hb_msg *m,
@@ -537,17 +569,8 @@ hb_status hb_opencl_enqueue(hb_opencl *cl, const hb_plan *plan, size_t index, co
 {
     if (cl->in_flight == cl->ring)
         return hb_error_set(err, HB_ERR_INTERNAL, "hb_opencl_enqueue: no free slot");
-    cl_slot *slot = &cl->slots[(cl->oldest + cl->in_flight) % cl->ring];
+    cl_slot *slot = claim_slot(cl, plan, index, states, faults, tag);
     launch_view v = view_of(plan, index);
-    slot->in_place = 0;
-    slot->span = NULL;
-    slot->read_done = NULL;
-    slot->read_map = NULL;
-    slot->plan = plan;
-    slot->launch = index;
-    slot->states = states;
-    slot->fault = faults ? hb_fault_for_launch(faults) : HB_FAULT_NONE;
-    slot->tag = tag;
     cl_event unmapped[MAX_MAPS] = {NULL}, kernel_done = NULL;
     hb_status st = stage_slot(cl, slot, &v, m, (const hb_digest *)states, unmapped, err);
     cl_uint nunmapped = slot->in_place ? MAX_MAPS : 3;
@@ -564,12 +587,131 @@ hb_status hb_opencl_enqueue(hb_opencl *cl, const hb_plan *plan, size_t index, co
     return st;
 }
 
+/* ---- uniform launches ---------------------------------------------------- */
+
+size_t hb_opencl_uniform_lanes(const hb_opencl *cl)
+{
+    return cl->uniform_kernel != NULL ? cl->lanes_max : 0;
+}
+
+/* Fills the lane offsets (and tails, for lengths off a block boundary). */
+static hb_status stage_uniform(hb_opencl *cl, cl_slot *slot, const hb_msg *m, size_t n,
+                               uint64_t len, const hb_span *span, cl_event *unmapped,
+                               hb_error_slot *err)
+{
+    size_t lanes = (n + HB_LANES - 1) / HB_LANES * HB_LANES;
+    int tails = len % HB_BLOCK_BYTES != 0;
+    mapping maps[2] = {{slot->offsets, lanes * sizeof(uint32_t), NULL},
+                       {slot->tails, lanes * HB_TAIL_BYTES, NULL}};
+    size_t nmaps = tails ? 2 : 1;
+    cl_int rc = map_for_writing(cl, maps, nmaps);
+    if (rc == CL_SUCCESS)
+        hb_uniform_fill(m, n, len, span, maps[0].ptr, tails ? maps[1].ptr : NULL);
+    unmap_all(cl, maps, nmaps, unmapped);
+    CL_CHECK("clEnqueueMapBuffer(lane offsets)", rc);
+    return HB_OK;
+}
+
+/* Buffers over the caller's bytes and over the digests to write. */
+static hb_status wrap_caller_memory(hb_opencl *cl, cl_slot *slot, const hb_span *span,
+                                    hb_digest *out, size_t n, cl_uint *digest_offset,
+                                    hb_error_slot *err)
+{
+    cl_int rc;
+    if (span->bytes > 0) {
+        slot->span = clCreateBuffer(cl->context, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR,
+                                    span->bytes, (void *)(uintptr_t)span->base, &rc);
+        CL_CHECK("clCreateBuffer(in place)", rc);
+    }
+    uintptr_t first = (uintptr_t)out, base = first - first % 4096u;
+    size_t bytes = (size_t)(first - base) + n * sizeof(hb_digest);
+    slot->out = clCreateBuffer(cl->context, CL_MEM_WRITE_ONLY | CL_MEM_USE_HOST_PTR, bytes,
+                               (void *)base, &rc);
+    CL_CHECK("clCreateBuffer(digests)", rc);
+    *digest_offset = (cl_uint)(first - base);
+    return HB_OK;
+}
+
+static hb_status run_uniform(hb_opencl *cl, cl_slot *slot, size_t n, uint64_t len,
+                             cl_uint digest_offset, cl_event *unmapped, cl_uint nunmapped,
+                             hb_error_slot *err)
+{
+    cl_kernel k = cl->uniform_kernel;
+    cl_uint length = (cl_uint)len, count = (cl_uint)n;
+    cl_mem bytes = slot->span != NULL ? slot->span : slot->tails;
+    cl_int rc = clSetKernelArg(k, 0, sizeof(cl_mem), &bytes);
+    rc |= clSetKernelArg(k, 1, sizeof(cl_mem), &slot->offsets);
+    rc |= clSetKernelArg(k, 2, sizeof(cl_mem), &slot->tails);
+    rc |= clSetKernelArg(k, 3, sizeof length, &length);
+    rc |= clSetKernelArg(k, 4, sizeof count, &count);
+    rc |= clSetKernelArg(k, 5, sizeof(cl_mem), &slot->out);
+    rc |= clSetKernelArg(k, 6, sizeof digest_offset, &digest_offset);
+    CL_CHECK("clSetKernelArg(uniform)", rc);
+    size_t groups = (n + HB_LANES - 1) / HB_LANES, local = cl->local_size;
+    size_t global = (groups + local - 1) / local * local;
+    if (slot->fault == HB_FAULT_ENQUEUE_ERROR || slot->fault == HB_FAULT_DEVICE_LOST)
+        local = global + 1; /* a work-group larger than the launch: invalid */
+    cl_event kernel_done = NULL;
+    rc = clEnqueueNDRangeKernel(cl->exec_queue, k, 1, NULL, &global, &local, nunmapped, unmapped,
+                                &kernel_done);
+    CL_CHECK("clEnqueueNDRangeKernel(uniform)", rc);
+    clFlush(cl->exec_queue);
+    /* mapping the digests back orders the host's reads after the kernel */
+    slot->read_map = clEnqueueMapBuffer(cl->read_queue, slot->out, CL_FALSE, CL_MAP_READ, 0,
+                                        digest_offset + n * sizeof(hb_digest), 1, &kernel_done,
+                                        &slot->read_done, &rc);
+    clReleaseEvent(kernel_done);
+    CL_CHECK("clEnqueueMapBuffer(digests)", rc);
+    clFlush(cl->read_queue);
+    return HB_OK;
+}
+
+hb_status hb_opencl_enqueue_uniform(hb_opencl *cl, const hb_msg *m, size_t n, hb_digest *out,
+                                    hb_fault_state *faults, void *tag, hb_error_slot *err)
+{
+    if (cl->in_flight == cl->ring || n == 0 || n > hb_opencl_uniform_lanes(cl))
+        return hb_error_set(err, HB_ERR_INTERNAL, "hb_opencl_enqueue_uniform: bad launch");
+    hb_span span;
+    uint64_t len = m[0].len;
+    if (!hb_uniform_span(m, n, len, cl->max_span, &span))
+        return hb_error_set(err, HB_ERR_INVALID_ARGUMENT, "messages too far apart to map");
+    cl_slot *slot = claim_slot(cl, NULL, 0, out, faults, tag);
+    slot->uniform_n = n;
+    slot->uniform_out = out;
+    cl_event unmapped[2] = {NULL, NULL};
+    cl_uint digest_offset = 0;
+    hb_status st = stage_uniform(cl, slot, m, n, len, &span, unmapped, err);
+    if (st == HB_OK)
+        st = wrap_caller_memory(cl, slot, &span, out, n, &digest_offset, err);
+    if (st == HB_OK)
+        st = run_uniform(cl, slot, n, len, digest_offset, unmapped,
+                         len % HB_BLOCK_BYTES != 0 ? 2 : 1, err);
+    release_events(unmapped, 2);
+    if (st != HB_OK) {
+        if (slot->read_done != NULL)
+            clWaitForEvents(1, &slot->read_done);
+        release_events(&slot->read_done, 1);
+        release_span(slot);
+        return st;
+    }
+    cl->in_flight++;
+    return HB_OK;
+}
+
+/* hb_opencl_uniform_fits: whether m[0..n) can be one uniform launch. */
+int hb_opencl_uniform_fits(const hb_opencl *cl, const hb_msg *m, size_t n)
+{
+    hb_span span;
+    return n > 0 && n <= hb_opencl_uniform_lanes(cl) &&
+           hb_uniform_span(m, n, m[0].len, cl->max_span, &span);
+}
+
 static void finish_slot(hb_opencl *cl, cl_slot *slot)
 {
     if (slot->read_map != NULL) {
         cl_event unmapped = NULL;
-        clEnqueueUnmapMemObject(cl->read_queue, slot->state, slot->read_map, 0, NULL,
-                                &unmapped);
+        clEnqueueUnmapMemObject(cl->read_queue, slot->uniform_n > 0 ? slot->out : slot->state,
+                                slot->read_map, 0, NULL, &unmapped);
         if (unmapped != NULL) {
             clWaitForEvents(1, &unmapped);
             clReleaseEvent(unmapped);
@@ -598,7 +740,9 @@ hb_status hb_opencl_collect(hb_opencl *cl, void **tag, hb_error_slot *err)
         return hb_error_set(err, HB_ERR_INTERNAL, "hb_opencl_collect: nothing in flight");
     cl_slot *slot = &cl->slots[cl->oldest];
     cl_int rc = clWaitForEvents(1, &slot->read_done);
-    if (rc == CL_SUCCESS) {
+    if (rc == CL_SUCCESS && slot->uniform_n > 0) {
+        hb_fault_corrupt_digests(slot->fault, slot->uniform_out, slot->uniform_n);
+    } else if (rc == CL_SUCCESS) {
         hb_fault_corrupt(slot->fault, slot->read_map, view_of(slot->plan, slot->launch).ngroups);
         copy_states_out(slot);
     }

@@ -41,6 +41,22 @@ hb_status hb_opencl_enqueue(hb_opencl *cl, const hb_plan *plan, size_t index, co
                             hb_digest *states, hb_fault_state *faults, void *tag,
                             hb_error_slot *err);
 
+/* hb_opencl_uniform_lanes: the most messages of one length a uniform
+ * launch takes; 0 where the device has no uniform kernel (only devices
+ * that read the caller's bytes in place have one). */
+size_t hb_opencl_uniform_lanes(const hb_opencl *cl);
+
+/* hb_opencl_uniform_fits: 1 if m[0..n), all of m[0].len bytes, can be one
+ * uniform launch (few enough, close enough together in memory). */
+int hb_opencl_uniform_fits(const hb_opencl *cl, const hb_msg *m, size_t n);
+
+/* hb_opencl_enqueue_uniform: starts one launch hashing m[0..n), all of
+ * m[0].len bytes, straight from their bytes, the device writing the final
+ * digests into out[0..n) (no plan, no states; hb_opencl_collect copies
+ * nothing). Check hb_opencl_uniform_fits first. */
+hb_status hb_opencl_enqueue_uniform(hb_opencl *cl, const hb_msg *m, size_t n, hb_digest *out,
+                                    hb_fault_state *faults, void *tag, hb_error_slot *err);
+
 /* hb_opencl_collect: waits for the oldest launch in flight and writes its
  * lanes' states into the states array it was enqueued with, as five
  * host-order words per message. *tag is the launch's tag. */

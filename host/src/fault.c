@@ -91,6 +91,15 @@ void hb_fault_corrupt(hb_fault_kind kind, uint32_t *state_words, size_t ngroups)
                 state_words[g * 80 + lane] ^= 1u;
 }
 
+void hb_fault_corrupt_digests(hb_fault_kind kind, hb_digest *digests, size_t n)
+{
+    if (kind == HB_FAULT_CORRUPT_ONE && n > 0)
+        digests[0][0] ^= 1u;
+    if (kind == HB_FAULT_CORRUPT_ALL)
+        for (size_t i = 0; i < n; i++)
+            digests[i][0] ^= 1u;
+}
+
 hb_status hb_testing_set_build_fault(int on)
 {
     if (!FAULTS_COMPILED_IN)

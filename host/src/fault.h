@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hashbatch.h"
+
 #include "hb_testing.h"
 
 typedef struct {
@@ -39,5 +41,9 @@ int hb_fault_build_requested(void);
  * every lane (ALL) in a launch's state buffer of ngroups groups (the
  * kernel's layout: word k of lane i of group g at (g * 5 + k) * 16 + i). */
 void hb_fault_corrupt(hb_fault_kind kind, uint32_t *state_words, size_t ngroups);
+
+/* hb_fault_corrupt_digests: the same for a uniform launch, which writes
+ * final digests: a bit of digests[0] (ONE) or of every digest (ALL). */
+void hb_fault_corrupt_digests(hb_fault_kind kind, hb_digest *digests, size_t n);
 
 #endif /* HB_FAULT_H */

@@ -13,6 +13,7 @@
 #include "plan.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "pack.h"
 
@@ -52,12 +53,28 @@ static uint64_t choose_chunk(const hb_msg *m, size_t n, size_t staging_bytes)
     return chunk < SHORT_BLOCKS ? SHORT_BLOCKS : chunk;
 }
 
-static int by_blocks_descending(const void *a, const void *b)
+/* Sorts finals by blocks, longest first, keeping message order among
+ * equals (a counting sort: final steps are at most `chunk` blocks long).
+ * Returns 0 when out of memory. */
+static int sort_by_blocks_descending(final_step *finals, size_t n, uint64_t chunk)
 {
-    const final_step *x = a, *y = b;
-    if (x->blocks != y->blocks)
-        return x->blocks > y->blocks ? -1 : 1;
-    return x->msg < y->msg ? -1 : (x->msg > y->msg);
+    size_t *starts = calloc(chunk + 2, sizeof *starts);
+    final_step *sorted = malloc(n * sizeof *sorted);
+    if (starts == NULL || sorted == NULL) {
+        free(starts);
+        free(sorted);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        starts[chunk - finals[i].blocks + 1]++; /* slot 0: the longest */
+    for (uint64_t b = 1; b <= chunk + 1; b++)
+        starts[b] += starts[b - 1];
+    for (size_t i = 0; i < n; i++)
+        sorted[starts[chunk - finals[i].blocks]++] = finals[i];
+    memcpy(finals, sorted, n * sizeof *finals);
+    free(sorted);
+    free(starts);
+    return 1;
 }
 
 static int any_continues(const hb_lane_step *steps, size_t count)
@@ -113,9 +130,10 @@ static hb_status plan_full_rounds(hb_plan *plan, size_t *launch_cap, const hb_ms
 }
 
 static hb_status plan_final_steps(hb_plan *plan, size_t *launch_cap, final_step *finals,
-                                  size_t n, size_t staging_bytes)
+                                  size_t n, uint64_t chunk, size_t staging_bytes)
 {
-    qsort(finals, n, sizeof *finals, by_blocks_descending);
+    if (!sort_by_blocks_descending(finals, n, chunk))
+        return HB_ERR_NO_MEMORY;
     size_t i = 0;
     while (i < n) {
         uint64_t stride = finals[i].blocks;
@@ -165,7 +183,7 @@ hb_status hb_plan_build(hb_plan *plan, const hb_msg *m, size_t n, size_t staging
         size_t launch_cap = 0;
         st = plan_full_rounds(plan, &launch_cap, m, pending, npending, chunk, staging_bytes);
         if (st == HB_OK)
-            st = plan_final_steps(plan, &launch_cap, finals, n, staging_bytes);
+            st = plan_final_steps(plan, &launch_cap, finals, n, chunk, staging_bytes);
     }
     free(pending);
     free(finals);

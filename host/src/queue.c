@@ -106,15 +106,22 @@ static size_t messages_fitting(const hb_job *j, const hb_take_limits *limits, ta
     return k;
 }
 
+/* A batch of one slice borrows its job's message and digest arrays (no
+ * copies: the job cannot go away before its slices finish, and cancel
+ * waits for them); a batch of several slices has arrays of its own. */
 static hb_batch *batch_alloc(size_t nslices, size_t n)
 {
     hb_batch *b = calloc(1, sizeof *b);
     if (b == NULL)
         return NULL;
     b->slices = malloc(nslices * sizeof *b->slices);
-    b->msgs = malloc(n * sizeof *b->msgs);
-    b->digests = malloc(n * sizeof *b->digests);
-    if (b->slices == NULL || b->msgs == NULL || b->digests == NULL) {
+    b->borrowed = nslices == 1;
+    if (!b->borrowed) {
+        b->owned_msgs = malloc(n * sizeof *b->owned_msgs);
+        b->msgs = b->owned_msgs;
+        b->digests = malloc(n * sizeof *b->digests);
+    }
+    if (b->slices == NULL || (!b->borrowed && (b->msgs == NULL || b->digests == NULL))) {
         hb_batch_free(b);
         return NULL;
     }
@@ -156,7 +163,12 @@ static void move_into_batch(hb_queue *q, hb_job *prev, hb_job *j, size_t k, void
     hb_batch *b = ctx;
     hb_slice *s = &b->slices[b->nslices++];
     *s = (hb_slice){j, j->next_to_take, k};
-    memcpy(b->msgs + b->n, j->msgs + s->first, k * sizeof *b->msgs);
+    if (b->borrowed) {
+        b->msgs = j->msgs + s->first;
+        b->digests = j->out + s->first;
+    } else {
+        memcpy(b->owned_msgs + b->n, j->msgs + s->first, k * sizeof *b->msgs);
+    }
     for (size_t i = 0; i < k; i++)
         b->bytes += b->msgs[b->n + i].len;
     b->n += k;
@@ -321,7 +333,7 @@ void hb_batch_deliver(hb_batch *b, hb_status status)
     size_t at = 0;
     for (size_t s = 0; s < b->nslices; s++) {
         hb_slice *slice = &b->slices[s];
-        if (status == HB_OK)
+        if (status == HB_OK && !b->borrowed)
             memcpy(slice->job->out + slice->first, b->digests + at,
                    slice->count * sizeof(hb_digest));
         at += slice->count;
@@ -336,7 +348,8 @@ void hb_batch_free(hb_batch *b)
     for (size_t s = 0; s < b->nslices; s++)
         hb_job_release(b->slices[s].job);
     free(b->slices);
-    free(b->msgs);
-    free(b->digests);
+    free(b->owned_msgs);
+    if (!b->borrowed)
+        free(b->digests);
     free(b);
 }

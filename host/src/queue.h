@@ -30,8 +30,10 @@ typedef struct {
 typedef struct hb_batch {
     hb_slice *slices;
     size_t nslices;
-    hb_msg *msgs;
-    hb_digest *digests;
+    const hb_msg *msgs;  /* the job's own (borrowed) or owned_msgs */
+    hb_digest *digests;  /* the job's output (borrowed) or the batch's own */
+    hb_msg *owned_msgs;  /* NULL when borrowed */
+    int borrowed;        /* one slice: msgs and digests point into its job */
     size_t n;
     uint64_t bytes;
     struct hb_batch *next; /* in the fallback list, or a worker's list */

@@ -88,3 +88,38 @@ void hb_in_place_fill(const hb_lane_step *steps, size_t nsteps, const hb_msg *m,
         out->count[l] = 0;
     }
 }
+
+int hb_uniform_span(const hb_msg *m, size_t n, uint64_t len, size_t max_bytes, hb_span *span)
+{
+    uint64_t whole_bytes = len / HB_BLOCK_BYTES * HB_BLOCK_BYTES;
+    if (whole_bytes == 0 || n == 0) {
+        *span = (hb_span){NULL, 0};
+        return 1;
+    }
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t start = (uintptr_t)m[i].data;
+        lo = start < lo ? start : lo;
+        hi = start > hi ? start : hi;
+    }
+    hi += (uintptr_t)whole_bytes;
+    lo -= lo % PAGE_BYTES;
+    if (hi - lo > max_bytes || hi - lo > UINT32_MAX)
+        return 0;
+    *span = (hb_span){(const uint8_t *)lo, hi - lo};
+    return 1;
+}
+
+void hb_uniform_fill(const hb_msg *m, size_t n, uint64_t len, const hb_span *span,
+                     uint32_t *offset, uint8_t *tails)
+{
+    size_t lanes = (n + HB_LANES - 1) / HB_LANES * HB_LANES;
+    int has_tails = len % HB_BLOCK_BYTES != 0;
+    for (size_t i = 0; i < n; i++) {
+        offset[i] = span->bytes == 0 ? 0 : (uint32_t)((const uint8_t *)m[i].data - span->base);
+        if (has_tails)
+            hb_pack_tail(&m[i], tails + i * HB_TAIL_BYTES);
+    }
+    for (size_t i = n; i < lanes; i++)
+        offset[i] = 0;
+}

@@ -47,4 +47,17 @@ typedef struct {
 void hb_in_place_fill(const hb_lane_step *steps, size_t nsteps, const hb_msg *m,
                       const hb_span *span, const hb_in_place_lanes *out);
 
+/* ---- uniform launches: messages of one length, no plan --------------- */
+
+/* hb_uniform_span: as hb_in_place_span, for the whole blocks of m[0..n),
+ * all of length len. */
+int hb_uniform_span(const hb_msg *m, size_t n, uint64_t len, size_t max_bytes, hb_span *span);
+
+/* hb_uniform_fill: offset[i] of each message's first byte in the span
+ * (0 for the lanes up to the next multiple of 16), and, when len is not a
+ * multiple of 64, each message's final blocks in tails + i * HB_TAIL_BYTES
+ * (tails may be NULL otherwise). */
+void hb_uniform_fill(const hb_msg *m, size_t n, uint64_t len, const hb_span *span,
+                     uint32_t *offset, uint8_t *tails);
+
 #endif /* HB_STAGE_IN_PLACE_H */

@@ -20,10 +20,17 @@
 #include "verify.h"
 
 #define TAKE_STAGINGS 4u
+/* Batches of messages all this long or shorter, and all of one length,
+ * run as uniform launches where the device has them: no plan, no state
+ * round trip, digests written by the kernel. */
+#define UNIFORM_LENGTH_MAX 1024u
+#define UNIFORM_MESSAGES_MIN 64u
 
 typedef struct device_batch {
     hb_batch *batch;
     hb_plan plan;
+    size_t uniform_per_launch; /* 0: planned launches; else uniform ones */
+    size_t launches;           /* launches enqueued (or to be) */
     size_t collected;
     struct device_batch *next;
 } device_batch;
@@ -55,10 +62,17 @@ static void free_device_batch(device_batch *db)
 
 /* One message from each launch of the plan, drawn at random: sampled
  * verification checks them all, so no launch goes unchecked. */
-static size_t *one_per_launch(const hb_plan *plan, uint64_t *rng)
+static size_t *one_per_launch(const device_batch *db, uint64_t *rng)
 {
-    size_t *picks = malloc((plan->nlaunches ? plan->nlaunches : 1) * sizeof *picks);
-    for (size_t k = 0; picks != NULL && k < plan->nlaunches; k++) {
+    const hb_plan *plan = &db->plan;
+    size_t *picks = malloc((db->launches ? db->launches : 1) * sizeof *picks);
+    for (size_t k = 0; picks != NULL && k < db->launches; k++) {
+        if (db->uniform_per_launch > 0) {
+            size_t first = k * db->uniform_per_launch, n = db->batch->n - first;
+            n = n < db->uniform_per_launch ? n : db->uniform_per_launch;
+            picks[k] = first + hb_random_next(rng) % n;
+            continue;
+        }
         const hb_launch *launch = &plan->launches[k];
         picks[k] = plan->steps[launch->first_step + hb_random_next(rng) % launch->nsteps].msg;
     }
@@ -71,17 +85,18 @@ static void complete_batch(device_loop *loop, device_batch *db)
     hb_engine *e = loop->engine;
     hb_batch *b = db->batch;
     unlink_batch(loop, db);
-    hb_states_to_digests(b->digests, b->n);
+    if (db->uniform_per_launch == 0)
+        hb_states_to_digests(b->digests, b->n);
     uint64_t rng = hb_engine_next_random(e);
     hb_verify_result check = {0, 0};
-    size_t *picks = one_per_launch(&db->plan, &rng);
+    size_t *picks = one_per_launch(db, &rng);
     hb_status st = picks == NULL ? HB_ERR_NO_MEMORY
                                  : hb_verify_batch(b->msgs, b->n, (const hb_digest *)b->digests,
                                                    e->settings.verify, e->settings.sample_per_mille,
-                                                   picks, db->plan.nlaunches, &rng, &check);
+                                                   picks, db->launches, &rng, &check);
     free(picks);
     hb_engine_count_verify(e, check.checked, check.mismatches);
-    hb_engine_count_batch(e, loop->worker, NULL, 0, db->plan.nlaunches);
+    hb_engine_count_batch(e, loop->worker, NULL, 0, db->launches);
     if (st != HB_OK || check.mismatches > 0) {
         /* never deliver a doubtful batch: the CPU recomputes all of it */
         hb_engine_count_fallback(e);
@@ -133,7 +148,7 @@ static void collect_one(device_loop *loop)
         return;
     }
     device_batch *db = tag;
-    if (++db->collected == db->plan.nlaunches)
+    if (++db->collected == db->launches)
         complete_batch(loop, db);
 }
 
@@ -160,9 +175,63 @@ static void interleave_short_work(device_loop *loop)
         run_batch(loop, b, 0);
 }
 
+/* Whether b can run as uniform launches: enough messages, all of one
+ * short length, each launch's messages close enough to map. */
+static size_t uniform_launch_size(const device_loop *loop, const hb_batch *b)
+{
+    size_t per = hb_opencl_uniform_lanes(loop->cl);
+    if (per == 0 || b->n < UNIFORM_MESSAGES_MIN || b->msgs[0].len > UNIFORM_LENGTH_MAX)
+        return 0;
+    for (size_t i = 1; i < b->n; i++)
+        if (b->msgs[i].len != b->msgs[0].len)
+            return 0;
+    /* launches of about a staging buffer's bytes, as planned ones have */
+    size_t by_bytes = hb_opencl_staging_bytes(loop->cl) / (b->msgs[0].len + HB_BLOCK_BYTES);
+    per = by_bytes < per ? by_bytes : per;
+    per = per < HB_LANES ? HB_LANES : per / HB_LANES * HB_LANES;
+    for (size_t first = 0; first < b->n; first += per) {
+        size_t n = b->n - first < per ? b->n - first : per;
+        if (!hb_opencl_uniform_fits(loop->cl, b->msgs + first, n))
+            return 0;
+    }
+    return per;
+}
+
+static void enqueue_uniform(device_loop *loop, device_batch *db, size_t k)
+{
+    while (!loop->broken && hb_opencl_free_slots(loop->cl) == 0)
+        collect_one(loop);
+    if (loop->broken)
+        return;
+    hb_batch *b = db->batch;
+    size_t first = k * db->uniform_per_launch, n = b->n - first;
+    n = n < db->uniform_per_launch ? n : db->uniform_per_launch;
+    if (hb_opencl_enqueue_uniform(loop->cl, b->msgs + first, n, b->digests + first,
+                                  &loop->engine->faults, db, &loop->engine->error) != HB_OK)
+        fail_all(loop);
+}
+
+/* A batch of short messages of one length: uniform launches. */
+static void run_uniform_batch(device_loop *loop, device_batch *db)
+{
+    for (size_t k = 0; !loop->broken && k < db->launches; k++)
+        enqueue_uniform(loop, db, k);
+}
+
 static void run_batch(device_loop *loop, hb_batch *b, int may_interleave)
 {
     device_batch *db = calloc(1, sizeof *db);
+    size_t uniform = db != NULL ? uniform_launch_size(loop, b) : 0;
+    if (uniform > 0) {
+        db->batch = b;
+        db->uniform_per_launch = uniform;
+        db->launches = (b->n + uniform - 1) / uniform;
+        db->next = loop->in_flight;
+        loop->in_flight = db;
+        loop->broken = 0;
+        run_uniform_batch(loop, db);
+        return;
+    }
     if (db == NULL || hb_plan_build(&db->plan, b->msgs, b->n,
                                     hb_opencl_staging_bytes(loop->cl)) != HB_OK) {
         free(db);
@@ -170,6 +239,7 @@ static void run_batch(device_loop *loop, hb_batch *b, int may_interleave)
         return;
     }
     db->batch = b;
+    db->launches = db->plan.nlaunches;
     db->next = loop->in_flight;
     loop->in_flight = db;
     loop->broken = 0;

@@ -310,8 +310,17 @@ START_TEST(no_fallback_device_error_named)
             break;
         ck_assert_msg(++rounds < 10, "device never quarantined");
         ck_assert_int_eq(hb_submit(e, s.m, 1, got, &j), HB_OK);
-        ck_assert_int_eq(hb_job_wait(j, -1), HB_ERR_DEVICE);
+        hb_status single = hb_job_wait(j, -1);
         hb_job_free(j);
+        /* the worker delivers a failed batch before it counts the error
+         * that quarantines the device: a job sent in between goes to the
+         * CPU pool and succeeds, and only then may it succeed */
+        if (single == HB_OK) {
+            sts = stats_of(e);
+            ck_assert_msg(sts.quarantined, "a job succeeded on a failing device");
+            break;
+        }
+        ck_assert_int_eq(single, HB_ERR_DEVICE);
     }
     ck_assert_uint_eq(sts.fallbacks, 0);
     ck_assert_msg(sts.device_errors >= 3, "%llu device errors",
