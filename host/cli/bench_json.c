@@ -86,7 +86,8 @@ static void settings(FILE *f, const bench_report *rep)
     fprintf(f, "  \"settings\": {\"quick\": %s, \"runs\": %u, \"min_time_s\": ",
             o->quick ? "true" : "false", o->runs);
     num(f, o->min_time);
-    fprintf(f, ", \"verify\": \"%s\", \"seed\": %" PRIu64 ", \"sizes\": [", rep->verify, rep->seed);
+    fprintf(f, ", \"verify\": \"%s\", \"seed\": \"%" PRIu64 "\", \"sizes\": [", rep->verify,
+            rep->seed);
     for (size_t i = 0; i < o->sizes.n; i++)
         fprintf(f, "%s%zu", i ? ", " : "", o->sizes.v[i]);
     fputs("], \"batches\": [", f);
