@@ -10,7 +10,8 @@
 # Usage: ruby -I<gem lib> -I<ext dir> bench/ruby/feature11625.rb
 #   env: N (600000), SIZE (4096), REPS (5), THREADS ("1 2 4"),
 #        ONLY (regexp of row names to run), IPS (1: run benchmark-ips),
-#        GVL_THRESHOLD and GVL_SLOTS (Hashbatch::SHA1's knobs, to explore)
+#        GVL_THRESHOLD and GVL_SLOTS (Hashbatch::SHA1's knobs, to explore),
+#        EXPLORE (1: also rows hashing each item through an engine job)
 # Prints one table: the median of REPS runs per row (runs interleaved, so
 # machine noise spreads over all rows), the spread, and ratios to stock
 # Digest::SHA1 with THREADS=1. Every digest is checked against
@@ -33,6 +34,13 @@ def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 def make_strings
   base = Random.new(11_625).bytes(SIZE + 65_536)
   Array.new(N) { |i| format("%08d", i) << base.byteslice((i * 61) % 65_536, SIZE - 8) }
+end
+
+# Per-item hashing through an engine's job queue (submit, wait without the
+# GVL): the "hand each hash to the pool" design, for comparison (EXPLORE=1).
+class EnginePerItem
+  def initialize(engine) = @engine = engine
+  def hexdigest(s) = @engine.hexdigest_many([s])[0]
 end
 
 # The #11625 loop: main thread feeds a Queue, `threads` workers hash.
@@ -92,6 +100,12 @@ rows = {}
 %w[Digest::SHA1 OpenSSL::Digest::SHA1 Hashbatch::SHA1].each do |name|
   klass = Object.const_get(name)
   THREADS.each { |t| rows["#{name} THREADS=#{t}"] = -> { queue_run(klass, strings, t) } }
+end
+if ENV["EXPLORE"] == "1"
+  per_item = Hashbatch::Engine.new(backend: "cpu", verify: "off")
+  THREADS.each do |t|
+    rows["Engine(cpu) per item THREADS=#{t}"] = -> { queue_run(EnginePerItem.new(per_item), strings, t) }
+  end
 end
 rows["Hashbatch.hexdigest_many (default engine)"] = -> { many_run(nil, strings) }
 opened = {}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# run.sh - builds the gem's extension against a build tree and runs the
+# Ruby benchmarks, printing their tables: the Feature #11625 workload
+# (feature11625.rb) and where releasing the GVL pays (gvl_threshold.rb).
+# Usage: bench/ruby/run.sh [BUILD_DIR]   (default: build; the library must
+#        be built there: scripts/build.sh BUILD_DIR)
+#   env: passed on to the scripts (N, SIZE, REPS, THREADS, ONLY, IPS,
+#        EXPLORE; BYTES, SIZES), and SKIP_THRESHOLD=1 to run only the first.
+# Writes only under BUILD_DIR/ruby-bench.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+lib=$(dirname "$(find "$build/host" -maxdepth 1 -name 'libhashbatch.*' | head -n1)")
+out=$build/ruby-bench
+mkdir -p "$out/ext" "$out/lib/hashbatch"
+(cd "$out/ext" && ruby "$root/ruby/ext/hashbatch/extconf.rb" \
+    --with-hashbatch-include="$root/host/include" --with-hashbatch-lib="$lib" >/dev/null &&
+    make -s >/dev/null)
+cp "$out/ext/hashbatch_ext.so" "$out/lib/hashbatch/"
+rubyargs=(-I"$root/ruby/lib" -I"$out/lib")
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); $(uptime)"
+echo "# $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) CPUs"
+ruby "${rubyargs[@]}" "$root/bench/ruby/feature11625.rb"
+if [ "${SKIP_THRESHOLD:-0}" != 1 ]; then
+    echo
+    ruby "${rubyargs[@]}" "$root/bench/ruby/gvl_threshold.rb"
+fi
