@@ -172,10 +172,10 @@ static void script(FILE *f, const char *path, const bench_report *rep)
             fprintf(f, "%s'%s' %zu", i ? ", " : "", bench_size_name(o->sizes.v[i], buf, sizeof buf),
                     o->sizes.v[i]);
         }
-        fputs(")\n", f);
+        fputs(") rotate by 30 right\n", f);
         panel(f, rep, BENCH_SWEEP_SIZE, 0);
     }
-    fputs("set xtics autofreq\n", f);
+    fputs("set xtics autofreq norotate\n", f);
     for (size_t s = 0; s < o->batch_sizes.n && o->batches.n > 0; s++)
         panel(f, rep, BENCH_SWEEP_BATCH, o->batch_sizes.v[s]);
     fputs("unset multiplot\nset output\n", f);
