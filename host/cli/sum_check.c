@@ -184,8 +184,8 @@ static int take_line(checker *c, char *line, size_t len, uintmax_t number, int i
     return add_item(c, NULL, NULL, number);
 }
 
-/* read_lines: every line of f into c->items. Returns 0, or an errno
- * value (the read failed), or -1 (out of memory, reported). */
+/* read_lines: every line of f into c->items. Returns 0, -2 when a read
+ * failed (not reported yet), or -1 (out of memory, reported). */
 static int read_lines(checker *c, FILE *f, int is_stdin)
 {
     char *line = NULL;
@@ -213,7 +213,7 @@ static int read_lines(checker *c, FILE *f, int is_stdin)
     } while (!feof(f) && !ferror(f));
     free(line);
     if (rc == 0 && ferror(f))
-        rc = errno ? errno : EIO;
+        rc = -2;
     return rc;
 }
 
@@ -235,11 +235,12 @@ static void bad_line(checker *c, const check_item *it)
     fprintf(stderr, ": %" PRIuMAX ": improperly formatted SHA1 checksum line\n", it->line);
 }
 
-/* print_name: the name at the start of a result line, escaped as
- * sha1sum does when it would break the line. */
+/* print_name: the name at the start of a result line; escaped (with a
+ * leading backslash) only when it holds a newline, as sha1sum -c does:
+ * only names that would break the line are touched. */
 static void print_name(const char *name)
 {
-    int escape = sum_needs_escape(name);
+    int escape = strchr(name, '\n') != NULL;
     if (escape)
         putchar('\\');
     sum_put_name(stdout, name, escape);
@@ -385,8 +386,13 @@ int sum_check_file(sum_runner *r, const char *file, const sum_check_opts *o)
     else if (fclose(f) != 0 && rc == 0)
         rc = errno;
     int ok = 0;
-    if (rc > 0) {
+    if (rc == -2) { /* sha1sum says no more than this */
+        error_prefix(&c);
+        fprintf(stderr, ": read error\n");
+        rc = 0;
+    } else if (rc > 0) {
         cli_error_path(c.shown, rc);
+        rc = 0;
     } else if (rc == 0 && list_names(&c) != 0) {
         cli_error("%s", strerror(ENOMEM));
         rc = -1;
