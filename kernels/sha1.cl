@@ -292,6 +292,56 @@ __kernel void hb_sha1_in_place(__global const uchar *bytes,
     }
     STORE_STATE(h, lane_state);
 }
+/* padding_schedule: K + W[t] for the 80 rounds of the padding block of a
+ * message of `length` bytes, length a multiple of 64: the same for every
+ * lane, so it is computed once, in scalars. */
+static inline __attribute__((always_inline)) void padding_schedule(uint length, uint kw[80])
+{
+    uint w[16] = {0x80000000u, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, length >> 29, length << 3};
+#pragma unroll
+    for (int t = 0; t < 80; t++) {
+        if (t >= 16)
+            w[t & 15] = rotate(w[(t - 3) & 15] ^ w[(t - 8) & 15] ^ w[(t - 14) & 15] ^ w[t & 15],
+                               1u);
+        kw[t] = w[t & 15] + (t < 20 ? K0 : t < 40 ? K1 : t < 60 ? K2 : K3);
+    }
+}
+
+#define ROUNDS5_FIXED(t, f)                                              \
+    ROUND(a, b, c, d, e, f, 0u, kw[(t) + 0]);                            \
+    ROUND(e, a, b, c, d, f, 0u, kw[(t) + 1]);                            \
+    ROUND(d, e, a, b, c, f, 0u, kw[(t) + 2]);                            \
+    ROUND(c, d, e, a, b, f, 0u, kw[(t) + 3]);                            \
+    ROUND(b, c, d, e, a, f, 0u, kw[(t) + 4])
+
+/* compress_fixed_block: a block whose K + W[t] is the same in every lane. */
+static inline __attribute__((always_inline)) void compress_fixed_block(const uint kw[80],
+                                                                       lane_t h[5])
+{
+    lane_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
+    ROUNDS5_FIXED(0, F_CH);
+    ROUNDS5_FIXED(5, F_CH);
+    ROUNDS5_FIXED(10, F_CH);
+    ROUNDS5_FIXED(15, F_CH);
+    ROUNDS5_FIXED(20, F_PARITY);
+    ROUNDS5_FIXED(25, F_PARITY);
+    ROUNDS5_FIXED(30, F_PARITY);
+    ROUNDS5_FIXED(35, F_PARITY);
+    ROUNDS5_FIXED(40, F_MAJ);
+    ROUNDS5_FIXED(45, F_MAJ);
+    ROUNDS5_FIXED(50, F_MAJ);
+    ROUNDS5_FIXED(55, F_MAJ);
+    ROUNDS5_FIXED(60, F_PARITY);
+    ROUNDS5_FIXED(65, F_PARITY);
+    ROUNDS5_FIXED(70, F_PARITY);
+    ROUNDS5_FIXED(75, F_PARITY);
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+    h[4] += e;
+}
+
 /*
  * hb_sha1_uniform: nmsg messages of one length, each from its own place:
  * lane l (message l) reads its whole blocks in place from byte
@@ -326,12 +376,9 @@ __kernel void hb_sha1_uniform(__global const uchar *bytes,
         compress_block(w, h, all);
     }
     if (rest == 0) {
-        uint16 w[16] = {(uint16)0x80000000u};
-        for (int j = 1; j < 14; j++)
-            w[j] = (uint16)0;
-        w[14] = (uint16)(length >> 29);
-        w[15] = (uint16)(length << 3);
-        compress_block(w, h, all);
+        uint kw[80];
+        padding_schedule(length, kw);
+        compress_fixed_block(kw, h);
     } else {
         const uint finals = rest + 9 > 64 ? 2 : 1;
         for (uint f = 0; f < finals; f++) {
