@@ -39,6 +39,19 @@ static hb_status classify(hb_open_file *f, int by_path, int read_special, int *e
     return HB_OK;
 }
 
+/* open_failed: why a path did not open; a Unix socket (ENXIO) is a
+ * special file like the others, skipped. */
+static hb_status open_failed(const char *path, int *err)
+{
+    struct stat st;
+    *err = errno;
+    if (*err == ENXIO && stat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+        *err = 0;
+        return HB_ERR_NOT_REGULAR;
+    }
+    return HB_ERR_IO;
+}
+
 hb_status hb_file_open(const hb_file_input *in, int read_special, hb_open_file *f, int *err)
 {
     *err = 0;
@@ -46,10 +59,8 @@ hb_status hb_file_open(const hb_file_input *in, int read_special, hb_open_file *
     f->regular = 0;
     if (f->owned) {
         f->fd = open(in->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-        if (f->fd < 0) {
-            *err = errno;
-            return HB_ERR_IO;
-        }
+        if (f->fd < 0)
+            return open_failed(in->path, err);
     } else {
         f->fd = in->fd;
     }

@@ -2,7 +2,7 @@
 sha1sum prints, byte for byte, for 1,000 files of random sizes (0 B to
 8 MiB, mostly small, with the 55/56/64-byte padding boundaries and several
 multi-MiB files), names with spaces, backslashes, newlines and carriage
-returns, on the opencl and cpu backends, in groups and memory-mapped, and
+returns, on the opencl and cpu backends, in big and small engine submissions, and
 for standard input (a file and a pipe).
 
 Usage: test_sum_matches_sha1sum.py PATH/TO/hashbatch
@@ -167,7 +167,7 @@ def main():
                         expected, backend)
             compare_run(chk, exe, ["--backend", backend, "--batch-bytes",
                                    "1M"], names, root, expected,
-                        backend + ", --batch-bytes 1M (mmap)", verbose=True)
+                        backend + ", --batch-bytes 1M", verbose=True)
         compare_run(chk, exe, [], names, root, expected, "auto")
         check_stdin(chk, exe, root, names, backends, rng)
     finally:
