@@ -61,11 +61,14 @@ static engine_ref *engine_ref_new(hb_engine *e)
 static void *engine_ref_close(void *p)
 {
     engine_ref *r = p;
+    if (r->pid != getpid()) {
+        r->e = NULL; /* a parent's: its threads and lock holders are gone */
+        return NULL;
+    }
     pthread_rwlock_wrlock(&r->lock);
     hb_engine *e = r->e;
     r->e = NULL;
-    if (e != NULL && r->pid == getpid())
-        hb_engine_close(e);
+    hb_engine_close(e);
     pthread_rwlock_unlock(&r->lock);
     return NULL;
 }
