@@ -6,13 +6,19 @@
  *  2. prefix: the first 4 KiB of every remaining inode, read on a few
  *     threads, hashed in one hb_sha1_batch per chunk of 8192 files; for
  *     files of up to 4 KiB that is the whole file;
- *  3. full: the rest, read whole into memory batch by batch and hashed
- *     with hb_submit while the next batch is read (sets too big for
- *     memory go through hb_hash_files, which streams them);
- *  4. bytes: inodes with one size and one SHA-1 are compared byte for
- *     byte (in memory when the bytes are still there, else streamed from
- *     the files); equal SHA-1 with different bytes is a SHA-1 collision:
- *     warned about, never grouped.
+ *  3. full: the rest, read whole into memory batch by batch (up to
+ *     --batch-bytes). In each set (one size, one prefix) every file is
+ *     compared byte for byte with the distinct contents met so far (up to
+ *     REPS_MAX of them); a copy joins its content and needs no SHA-1 of
+ *     its own (equal bytes have equal SHA-1s). Each distinct content is
+ *     hashed whole through the engine (hb_submit, while the next batch is
+ *     read). Sets bigger than a batch are compared by streaming the files,
+ *     and their distinct contents hashed by hb_hash_files (which streams
+ *     too), so memory stays bounded;
+ *  4. SHA-1 check: hashed files of one set with equal SHA-1s are compared
+ *     byte for byte: equal (files past REPS_MAX) join one class;
+ *     different bytes under one SHA-1 are a SHA-1 collision: warned
+ *     about, never grouped.
  * Then each group's paths are stat-ed again: a path whose file changed
  * since the walk is reported and left out.
  *
@@ -34,7 +40,6 @@
 #define PREFIX_CHUNK_FILES 8192
 #define PREFIX_RUN_SPLIT 65536 /* bigger runs of one size are not kept in memory */
 #define BATCH_FILES 4096
-#define SET_IN_MEMORY_MAX ((uint64_t)512 << 20)
 
 /* The sets the full stage hashes: inodes of one size and one prefix. */
 typedef struct {
@@ -478,7 +483,7 @@ static uint64_t set_bytes(const dd_run *r, const set_list *s, size_t k)
 static size_t pick_batch(const dd_run *r, const set_list *s, size_t *next, full_batch *b,
                          uint64_t *bytes)
 {
-    while (*next < s->nsets && set_bytes(r, s, *next) > SET_IN_MEMORY_MAX)
+    while (*next < s->nsets && set_bytes(r, s, *next) > r->o->batch_bytes)
         (*next)++;
     b->lo = *next;
     size_t files = 0;
@@ -486,7 +491,7 @@ static size_t pick_batch(const dd_run *r, const set_list *s, size_t *next, full_
     for (; *next < s->nsets; (*next)++) {
         uint64_t sb = set_bytes(r, s, *next);
         size_t sf = s->start[*next + 1] - s->start[*next];
-        if (sb > SET_IN_MEMORY_MAX)
+        if (sb > r->o->batch_bytes)
             continue;
         if (files > 0 && (*bytes + sb > r->o->batch_bytes || files + sf > BATCH_FILES))
             break;
@@ -546,7 +551,7 @@ static int batch_start(dd_run *r, const set_list *s, size_t *next, full_batch *b
     }
     size_t off = 0;
     for (size_t k = b->lo; k < b->hi; k++) {
-        if (set_bytes(r, s, k) > SET_IN_MEMORY_MAX)
+        if (set_bytes(r, s, k) > r->o->batch_bytes)
             continue;
         for (size_t i = s->start[k]; i < s->start[k + 1]; i++) {
             dd_read_item *it = &b->items[b->n++];
@@ -563,7 +568,7 @@ static int batch_start(dd_run *r, const set_list *s, size_t *next, full_batch *b
             dd_fail_inode(r, b->items[i].inode, b->items[i].cause);
     size_t i = 0;
     for (size_t k = b->lo; k < b->hi; k++) {
-        if (set_bytes(r, s, k) > SET_IN_MEMORY_MAX)
+        if (set_bytes(r, s, k) > r->o->batch_bytes)
             continue;
         size_t n = s->start[k + 1] - s->start[k];
         split_by_bytes(r, b->items + i, b->join + i, n, (int32_t)i);
@@ -611,7 +616,7 @@ static int batch_finish(dd_run *r, const set_list *s, full_batch *b)
     }
     size_t i = 0;
     for (size_t k = b->lo; k < b->hi; k++) {
-        if (set_bytes(r, s, k) > SET_IN_MEMORY_MAX)
+        if (set_bytes(r, s, k) > r->o->batch_bytes)
             continue;
         size_t n = s->start[k + 1] - s->start[k], m = 0;
         for (size_t j = i; j < i + n; j++) {
@@ -639,49 +644,116 @@ static int batch_finish(dd_run *r, const set_list *s, full_batch *b)
     return 0;
 }
 
-/* big_set: a set too big to hold in memory: hashed by hb_hash_files
- * (streamed), then compared by streaming the files. */
-static int big_set(dd_run *r, const uint32_t *list, size_t n)
+/* big_split: members list[0..n) of a big set compared, streaming, with
+ * the distinct contents met so far (up to REPS_MAX); join[i] is the index
+ * of the earlier member whose bytes member i has, or -1 (to be hashed). */
+static void big_split(dd_run *r, const uint32_t *list, int32_t *join, size_t n)
+{
+    int32_t reps[REPS_MAX];
+    size_t nreps = 0;
+    for (size_t i = 0; i < n; i++) {
+        join[i] = -1;
+        for (size_t k = 0; k < nreps && join[i] < 0; k++) {
+            if (r->inodes[list[reps[k]]].state != DD_ALIVE ||
+                r->inodes[list[i]].state != DD_ALIVE)
+                continue;
+            member a = {list[reps[k]], NULL}, m = {list[i], NULL};
+            if (same_bytes(r, &a, &m) == 1)
+                join[i] = reps[k];
+        }
+        if (join[i] < 0 && nreps < REPS_MAX && r->inodes[list[i]].state == DD_ALIVE)
+            reps[nreps++] = (int32_t)i;
+    }
+}
+
+/* big_hash: the SHA-1 of each member of list[0..n) with join[i] < 0,
+ * through hb_hash_files (which streams big files). Returns 0 or -1. */
+static int big_hash(dd_run *r, const uint32_t *list, const int32_t *join, size_t n)
 {
     const char **paths = malloc(n * sizeof *paths);
+    uint32_t *which = malloc(n * sizeof *which);
     hb_file_result *res = calloc(n, sizeof *res);
     int rc = -1;
-    if (paths == NULL || res == NULL) {
+    if (paths == NULL || which == NULL || res == NULL) {
         cli_error("%s", strerror(ENOMEM));
         r->fatal = 1;
         goto out;
     }
+    size_t m = 0;
     for (size_t i = 0; i < n; i++)
-        paths[i] = dd_inode_name(r, list[i]);
+        if (join[i] < 0 && r->inodes[list[i]].state == DD_ALIVE) {
+            which[m] = (uint32_t)i;
+            paths[m++] = dd_inode_name(r, list[i]);
+        }
     if (need_engine(r) != 0)
         goto out;
-    hb_status st = hb_hash_files(r->engine, paths, n, res, NULL);
+    hb_status st = hb_hash_files(r->engine, paths, m, res, NULL);
     if (st != HB_OK) {
         engine_error(r, st);
         goto out;
     }
-    for (size_t i = 0; i < n; i++) {
-        dd_inode *k = &r->inodes[list[i]];
-        if (res[i].status == HB_OK && res[i].size == k->size) {
-            memcpy(k->full, res[i].digest, 20);
+    for (size_t j = 0; j < m; j++) {
+        uint32_t ki = list[which[j]];
+        dd_inode *k = &r->inodes[ki];
+        if (res[j].status == HB_OK && res[j].size == k->size) {
+            memcpy(k->full, res[j].digest, 20);
             k->hashed = 1;
             r->hashed_full++;
             r->bytes_full += k->size;
-        } else if (res[i].status == HB_OK || res[i].status == HB_ERR_FILE_CHANGED) {
-            dd_fail_inode(r, list[i], "changed during the scan: left out");
+        } else if (res[j].status == HB_OK || res[j].status == HB_ERR_FILE_CHANGED) {
+            dd_fail_inode(r, ki, "changed during the scan: left out");
         } else {
             char buf[200];
-            snprintf(buf, sizeof buf, "%s%s%s", hb_status_str(res[i].status),
-                     res[i].err ? ": " : "", res[i].err ? strerror(res[i].err) : "");
-            dd_fail_inode(r, list[i], buf);
+            snprintf(buf, sizeof buf, "%s%s%s", hb_status_str(res[j].status),
+                     res[j].err ? ": " : "", res[j].err ? strerror(res[j].err) : "");
+            dd_fail_inode(r, ki, buf);
         }
     }
-    progress_add(r->meter, n, (uint64_t)n * r->inodes[list[0]].size);
-    classify(r, list, NULL, n);
     rc = 0;
 out:
     free(paths);
+    free(which);
     free(res);
+    return rc;
+}
+
+/* big_set: a set of files too big to hold in memory together: compared
+ * streaming (copies join the first member they equal), the distinct
+ * contents hashed by hb_hash_files (streamed through OpenSSL), then
+ * classified like a batch. Memory stays at a few chunk buffers. */
+static int big_set(dd_run *r, const uint32_t *list, size_t n)
+{
+    int32_t *join = malloc(n * sizeof *join);
+    uint32_t *hashed = malloc(n * sizeof *hashed);
+    int rc = -1;
+    if (join == NULL || hashed == NULL) {
+        cli_error("%s", strerror(ENOMEM));
+        r->fatal = 1;
+        goto out;
+    }
+    big_split(r, list, join, n);
+    if (big_hash(r, list, join, n) != 0)
+        goto out;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (join[i] < 0)
+            hashed[m++] = list[i];
+    classify(r, hashed, NULL, m);
+    for (size_t i = 0; i < n; i++) {
+        dd_inode *to = &r->inodes[list[i]];
+        const dd_inode *from = join[i] >= 0 ? &r->inodes[list[join[i]]] : NULL;
+        if (from == NULL || to->state != DD_ALIVE || from->state != DD_ALIVE)
+            continue;
+        to->cls = from->cls;
+        memcpy(to->full, from->full, 20);
+        to->hashed = from->hashed;
+        r->joined_by_bytes++;
+    }
+    progress_add(r->meter, n, (uint64_t)n * r->inodes[list[0]].size);
+    rc = 0;
+out:
+    free(join);
+    free(hashed);
     return rc;
 }
 
@@ -716,7 +788,7 @@ static int full_stage(dd_run *r, const set_list *s)
     free(arenas[0].p);
     free(arenas[1].p);
     for (size_t k = 0; k < s->nsets && rc == 0; k++)
-        if (set_bytes(r, s, k) > SET_IN_MEMORY_MAX &&
+        if (set_bytes(r, s, k) > r->o->batch_bytes &&
             big_set(r, s->inodes + s->start[k], s->start[k + 1] - s->start[k]) != 0)
             rc = -1;
     return rc;

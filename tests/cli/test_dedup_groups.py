@@ -204,6 +204,10 @@ def main():
             proc = check_against_oracles(chk, exe, root, backend)
         cpu = dedup(exe, ["-z", "-q", "--backend", "cpu", root])
         chk.same_bytes(proc.stdout, cpu.stdout, "auto and cpu print the same groups")
+        # sets bigger than a batch are compared and hashed streaming
+        small = dedup(exe, ["-z", "-q", "--batch-bytes", "64K", "--backend", "cpu", root])
+        chk.same_bytes(small.stdout, cpu.stdout, "--batch-bytes 64K (streamed sets): same groups")
+        check_collisions(chk, exe, root, made, small)
         check_collisions(chk, exe, root, made, proc)
         check_text_layouts(chk, exe, root, cpu.stdout)
         check_json_csv(chk, exe, root, cpu.stdout)
