@@ -260,7 +260,10 @@ static void init_loop(device_loop *loop, hb_worker *w)
      * the plan fills its launches; long messages a lane group at a time */
     loop->limits = (hb_take_limits){
         .max_bytes = staging * TAKE_STAGINGS,
-        .max_messages = hb_plan_lanes_max(staging) * TAKE_STAGINGS,
+        /* a staging buffer's lanes: with a million short messages, batches
+         * of a quarter million keep the device busy while the previous
+         * batch is verified and delivered */
+        .max_messages = hb_plan_lanes_max(staging),
         .long_above = staging / 4,
         .long_max = HB_LANES,
         .refuse_long = 0,
