@@ -25,6 +25,8 @@
 #      in what is left are skipped (and say so).
 #      GPU_CHECK_BENCH_ARGS  extra `hashbatch bench` options (e.g. --quick
 #      for a dry run; default: the full plan)
+#      GPU_CHECK_SYSTEM_LIBS=1  --build links the system's libcrypto and
+#      OpenCL loader, as it does by itself where glibc is older than 2.34
 # Exit status: 0 when the GPU was found, every digest was right and the
 # benchmark ran; 1 otherwise (the summary says which step failed).
 set -uo pipefail
@@ -147,21 +149,44 @@ pick_device() {
     "$OUT/devices.json"
 }
 
-# build_there: cmake against the kit's loader, headers and libcrypto.
+# system_lib SONAME: the path of a shared library the system has, or "".
+system_lib() {
+  ldconfig -p 2>/dev/null | awk -v n="$1" '$1 == n && /x86-64/ {print $NF; exit}'
+}
+
+# build_there: cmake against the kit's loader, headers and libcrypto; where
+# glibc is older than the kit's libraries need (2.34), against the
+# system's libcrypto.so.3 and OpenCL loader instead (the kit's headers
+# still serve; the system loader then reads /etc/OpenCL/vendors, so the
+# .icd is put there too if none is).
 build_there() {
-  local build="$root/build-gpu"
+  local build="$root/build-gpu" ocl="$kit/ocl-icd/lib/libOpenCL.so" crypto="$kit/openssl/lib/libcrypto.so" glibc
   command -v cmake >/dev/null || { echo "no cmake"; return 1; }
+  glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
+  if [ "${GPU_CHECK_SYSTEM_LIBS:-0}" = 1 ] ||
+     [ "$(printf '%s\n2.34\n' "${glibc:-0}" | sort -V | head -1)" != 2.34 ]; then
+    echo "glibc ${glibc:-unknown} (kit needs 2.34), GPU_CHECK_SYSTEM_LIBS=${GPU_CHECK_SYSTEM_LIBS:-0}: using the system's libcrypto and OpenCL loader"
+    crypto=$(system_lib libcrypto.so.3)
+    ocl=$(system_lib libOpenCL.so.1)
+    for f in /usr/local/cuda/lib64/libOpenCL.so.1 /usr/local/cuda/targets/x86_64-linux/lib/libOpenCL.so.1; do
+      [ -z "$ocl" ] && [ -e "$f" ] && ocl=$f
+    done
+    [ -n "$crypto" ] && [ -n "$ocl" ] || { echo "no system libcrypto.so.3 or libOpenCL.so.1"; return 1; }
+    if [ ! -e "/etc/OpenCL/vendors/$mode.icd" ] && [ -n "${OCL_ICD_VENDORS:-}" ]; then
+      mkdir -p /etc/OpenCL/vendors && cp "$OCL_ICD_VENDORS/$mode.icd" /etc/OpenCL/vendors/
+    fi
+  fi
+  echo "OpenCL loader: $ocl; libcrypto: $crypto"
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DHB_BUILD_TESTS=OFF \
-    -DOpenCL_INCLUDE_DIR="$kit/ocl-icd/include" -DOpenCL_LIBRARY="$kit/ocl-icd/lib/libOpenCL.so" \
-    -DOPENSSL_ROOT_DIR="$kit/openssl" || return 1
+    -DOpenCL_INCLUDE_DIR="$kit/ocl-icd/include" -DOpenCL_LIBRARY="$ocl" \
+    -DOPENSSL_INCLUDE_DIR="$kit/openssl/include" -DOPENSSL_CRYPTO_LIBRARY="$crypto" || return 1
   cmake --build "$build" -j "$(nproc)" --target hashbatch_cli hb_kernel_only hb_throughput || return 1
   mkdir -p "$build/gpu-check-bin"
   for prog in device_check device_bandwidth; do
     cc -std=c11 -O2 "${WARNINGS[@]}" -D_POSIX_C_SOURCE=200809L -I"$root/host/include" \
       -I"$kit/ocl-icd/include" -I"$kit/openssl/include" "$root/bench/$prog.c" \
-      "$build/host/libhashbatch.a" -L"$kit/ocl-icd/lib" -L"$kit/openssl/lib" -lOpenCL -lcrypto \
-      -lpthread -lm "-Wl,-rpath,$kit/ocl-icd/lib:$kit/openssl/lib" \
-      -o "$build/gpu-check-bin/hb_$prog" || return 1
+      "$build/host/libhashbatch.a" "$ocl" "$crypto" -lpthread -lm \
+      "-Wl,-rpath,$(dirname "$ocl"):$(dirname "$crypto")" -o "$build/gpu-check-bin/hb_$prog" || return 1
   done
   cp "$build/host/cli/hashbatch" "$build/bench/hb_kernel_only" "$build/bench/hb_throughput" \
      "$build/gpu-check-bin/"
