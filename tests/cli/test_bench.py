@@ -5,8 +5,8 @@ and a crossover per OpenCL backend; the text report has its tables;
 --plot writes a PNG; with no OpenCL platform (OCL_ICD_VENDORS pointing at
 an empty directory) it says so and still measures cpu; a wrong digest
 (the HASHBATCH_BENCH_CORRUPT testing hook) stops it with exit 1 and no
-report; usage errors exit 2 before measuring. Nothing here asserts a
-speed: performance is measured by bench/, never by tests.
+report; without the cpu backend the crossover is "not measured"; usage
+errors exit 2 before measuring. Nothing here asserts a speed: performance is measured by bench/, never by tests.
 
 Usage: test_bench.py PATH/TO/hashbatch
 """
@@ -239,6 +239,29 @@ def check_mismatch(chk, exe, devices):
                   clitest.show(proc.stdout))
 
 
+def check_without_cpu(chk, exe, devices):
+    """--backend opencl,all: no cpu backend, so no crossover can be told."""
+    if not [d for d in devices if d["available"]]:
+        return
+    proc = clitest.run([exe, "bench", "--json", "--backend", "opencl,all",
+                        "--sizes", "none"] + SMALL[2:])
+    if not chk.status(proc, 0, "bench --backend opencl,all"):
+        return
+    doc = parse_json(chk, proc, "bench --backend opencl,all")
+    if doc is None:
+        return
+    names = [b["name"] for b in doc["backends"]]
+    chk.check("cpu" not in names and "all" in names,
+              "--backend opencl,all: backends %r" % names)
+    chk.check(doc["sizes"] == [] and doc["openssl_single_thread"] == [],
+              "--sizes none: the size sweep ran anyway")
+    chk.check(doc["crossover"] and all(
+        c["batch"] is None and c["text"] == "not measured"
+        for c in doc["crossover"]),
+        "--backend opencl,all: crossover without cpu not 'not measured'",
+        repr(doc["crossover"]))
+
+
 def check_usage(chk, exe, tmp):
     cases = [
         (["--sizes", "64,x"], b"'x' is not a number"),
@@ -309,6 +332,7 @@ def main():
         check_text_and_plot(chk, exe, devices, tmp)
         check_no_opencl(chk, exe, tmp)
         check_mismatch(chk, exe, devices)
+        check_without_cpu(chk, exe, devices)
     chk.finish()
 
 
