@@ -6,7 +6,8 @@ and a crossover per OpenCL backend; the text report has its tables;
 an empty directory) it says so and still measures cpu; a wrong digest
 (the HASHBATCH_BENCH_CORRUPT testing hook) stops it with exit 1 and no
 report; without the cpu backend the crossover is "not measured"; usage
-errors exit 2 before measuring. Nothing here asserts a speed: performance is measured by bench/, never by tests.
+errors exit 2 before measuring. Nothing here asserts a speed:
+performance is measured by bench/, never by tests.
 
 Usage: test_bench.py PATH/TO/hashbatch
 """
