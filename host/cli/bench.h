@@ -65,8 +65,9 @@ typedef struct {
     unsigned cpu_threads; /* the CPU pool's default size */
     int sha_ni;
     char openssl[128];
-    char os[160]; /* uname: system, release, machine */
-    double load[3];
+    char os[160];        /* uname: system, release, machine */
+    double load[3];      /* load averages when it started */
+    double load_end[3];  /* and when it ended (bench_machine_load_end) */
     hb_device_info *dev; /* every OpenCL device */
     size_t ndev;
 } bench_machine;
@@ -74,6 +75,9 @@ typedef struct {
 /* Fills *m. Returns 0, or CLI_EXIT_FAILURE after reporting. */
 int bench_machine_read(bench_machine *m);
 void bench_machine_free(bench_machine *m);
+
+/* Records the load averages at the end of the measurements. */
+void bench_machine_load_end(bench_machine *m);
 
 /* One backend under test (bench_backends.c). */
 typedef struct {

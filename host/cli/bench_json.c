@@ -74,6 +74,11 @@ static void machine(FILE *f, const bench_machine *m)
         num(f, m->load[i]);
         fputs(i < 2 ? ", " : "],\n", f);
     }
+    fputs("    \"load_end\": [", f);
+    for (int i = 0; i < 3; i++) {
+        num(f, m->load_end[i]);
+        fputs(i < 2 ? ", " : "],\n", f);
+    }
     fprintf(f, "    \"opencl_devices\": [%s", m->ndev ? "\n" : "");
     for (size_t i = 0; i < m->ndev; i++)
         device(f, &m->dev[i], i + 1 == m->ndev);

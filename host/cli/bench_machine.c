@@ -81,6 +81,12 @@ int bench_machine_read(bench_machine *m)
     return devices(m);
 }
 
+void bench_machine_load_end(bench_machine *m)
+{
+    if (getloadavg(m->load_end, 3) != 3)
+        m->load_end[0] = m->load_end[1] = m->load_end[2] = -1;
+}
+
 void bench_machine_free(bench_machine *m)
 {
     free(m->dev);

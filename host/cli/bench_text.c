@@ -56,8 +56,9 @@ static const char *backend_name(const bench_report *rep, int i)
 static void header(FILE *f, const bench_report *rep)
 {
     const bench_machine *m = &rep->machine;
-    fprintf(f, "hashbatch bench %s, %s, load %.2f %.2f %.2f\n", hb_version_string(), m->date,
-            m->load[0], m->load[1], m->load[2]);
+    fprintf(f, "hashbatch bench %s, %s, load %.2f %.2f %.2f (at the end: %.2f %.2f %.2f)\n",
+            hb_version_string(), m->date, m->load[0], m->load[1], m->load[2], m->load_end[0],
+            m->load_end[1], m->load_end[2]);
     fprintf(f, "machine: %s, %u cores, SHA-NI %s; %s; %s\n", m->cpu_model, m->cores,
             m->sha_ni ? "yes" : "no", m->openssl, m->os);
     if (m->ndev == 0)

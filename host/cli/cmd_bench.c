@@ -140,6 +140,7 @@ static int run(bench_report *rep, const hb_config *base)
     }
     rep->seed = in.seed;
     rc = sweeps(rep, &in);
+    bench_machine_load_end(&rep->machine);
     bench_input_free(&in);
     bench_backends_close(&rep->backends);
     if (rc != CLI_EXIT_OK)
