@@ -22,7 +22,7 @@
 #include "dedup.h"
 
 #define CMD "dedup"
-#define DEFAULT_BATCH_BYTES ((size_t)64 << 20)
+#define DEFAULT_BATCH_BYTES ((size_t)8 << 20)
 
 enum {
     OPT_JSON = CLI_OPT_FIRST_LOCAL,
@@ -71,7 +71,9 @@ static void help(void)
         "                 accepted: hard links to one file are always listed in\n"
         "                 its group; they are one file and reclaim no bytes\n\n" CLI_ENGINE_OPTIONS_HELP
         "      --batch-bytes N\n"
-        "                 read and hash files in batches of N bytes (default 64M)\n\n"
+        "                 read and hash files in batches of N bytes (default 8M);\n"
+        "                 files of one size that together take more are compared\n"
+        "                 and hashed streaming, so memory stays near 2 x N\n\n"
         "  -q, --quiet    no progress meter and no totals on stderr\n"
         "  -v, --stats    print the engine and what each stage did on stderr\n"
         "  -h, --help     print this help and exit\n\n"

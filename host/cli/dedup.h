@@ -162,7 +162,8 @@ typedef struct {
 void dd_read_all(const dd_run *r, dd_read_item *items, size_t n, unsigned nthreads);
 
 /* dd_files_equal: compares the whole contents of inodes a and b byte for
- * byte, streaming both. Returns 1 equal, 0 different, -1 when one could
+ * byte, streaming both through two 1 MiB buffers it keeps (so: one
+ * thread only, the one running the stages). Returns 1 equal, 0 different, -1 when one could
  * not be read: *bad names that inode and *cause says why (a static string
  * or buf). */
 int dd_files_equal(const dd_run *r, uint32_t a, uint32_t b, uint32_t *bad, const char **cause,

@@ -182,7 +182,14 @@ int dd_files_equal(const dd_run *r, uint32_t a, uint32_t b, uint32_t *bad, const
         close(fa);
         return -1;
     }
-    unsigned char *ba = malloc(COMPARE_CHUNK), *bb = malloc(COMPARE_CHUNK);
+    /* The two buffers live as long as the program: fresh ones for every
+     * pair would cost a page fault per 4 KiB each time. Only the calling
+     * thread of the stages compares files, one pair at a time. */
+    static unsigned char *ba, *bb;
+    if (ba == NULL)
+        ba = malloc(COMPARE_CHUNK);
+    if (bb == NULL)
+        bb = malloc(COMPARE_CHUNK);
     int result = -1;
     *cause = "out of memory";
     for (uint64_t left = r->inodes[a].size; ba != NULL && bb != NULL;) {
@@ -209,8 +216,6 @@ int dd_files_equal(const dd_run *r, uint32_t a, uint32_t b, uint32_t *bad, const
             break;
         }
     }
-    free(ba);
-    free(bb);
     close(fa);
     close(fb);
     return result;

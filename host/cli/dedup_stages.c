@@ -717,28 +717,17 @@ out:
     return rc;
 }
 
-/* big_set: a set of files too big to hold in memory together: compared
- * streaming (copies join the first member they equal), the distinct
- * contents hashed by hb_hash_files (streamed through OpenSSL), then
- * classified like a batch. Memory stays at a few chunk buffers. */
-static int big_set(dd_run *r, const uint32_t *list, size_t n)
+/* big_finish: the set list[0..n) after its distinct contents were
+ * hashed: those are classified, and each copy takes the class and digest
+ * of the member it joined (join: indices into list). */
+static void big_finish(dd_run *r, const uint32_t *list, const int32_t *join, size_t n,
+                       uint32_t *scratch)
 {
-    int32_t *join = malloc(n * sizeof *join);
-    uint32_t *hashed = malloc(n * sizeof *hashed);
-    int rc = -1;
-    if (join == NULL || hashed == NULL) {
-        cli_error("%s", strerror(ENOMEM));
-        r->fatal = 1;
-        goto out;
-    }
-    big_split(r, list, join, n);
-    if (big_hash(r, list, join, n) != 0)
-        goto out;
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
         if (join[i] < 0)
-            hashed[m++] = list[i];
-    classify(r, hashed, NULL, m);
+            scratch[m++] = list[i];
+    classify(r, scratch, NULL, m);
     for (size_t i = 0; i < n; i++) {
         dd_inode *to = &r->inodes[list[i]];
         const dd_inode *from = join[i] >= 0 ? &r->inodes[list[join[i]]] : NULL;
@@ -749,11 +738,62 @@ static int big_set(dd_run *r, const uint32_t *list, size_t n)
         to->hashed = from->hashed;
         r->joined_by_bytes++;
     }
-    progress_add(r->meter, n, (uint64_t)n * r->inodes[list[0]].size);
+}
+
+/* big_sets: the sets too big to hold in memory together: each is compared
+ * streaming (copies join the first member they equal), then the distinct
+ * contents of all of them are hashed in one hb_hash_files job (its I/O
+ * threads stream several files at once through OpenSSL), then each set is
+ * classified as a batch's are. Memory stays at a few chunk buffers.
+ * Returns 0 or -1. */
+static int big_sets(dd_run *r, const set_list *s)
+{
+    size_t total = 0;
+    for (size_t k = 0; k < s->nsets; k++)
+        if (set_bytes(r, s, k) > r->o->batch_bytes)
+            total += s->start[k + 1] - s->start[k];
+    if (total == 0)
+        return 0;
+    uint32_t *list = malloc(total * sizeof *list);
+    uint32_t *scratch = malloc(total * sizeof *scratch);
+    int32_t *join = malloc(total * sizeof *join);
+    int rc = -1;
+    if (list == NULL || scratch == NULL || join == NULL) {
+        cli_error("%s", strerror(ENOMEM));
+        r->fatal = 1;
+        goto out;
+    }
+    size_t off = 0;
+    for (size_t k = 0; k < s->nsets; k++) {
+        if (set_bytes(r, s, k) <= r->o->batch_bytes)
+            continue;
+        size_t n = s->start[k + 1] - s->start[k];
+        memcpy(list + off, s->inodes + s->start[k], n * sizeof *list);
+        big_split(r, list + off, join + off, n);
+        for (size_t i = off; i < off + n; i++)
+            if (join[i] >= 0)
+                join[i] += (int32_t)off;
+        off += n;
+    }
+    if (big_hash(r, list, join, total) != 0)
+        goto out;
+    off = 0;
+    for (size_t k = 0; k < s->nsets; k++) {
+        if (set_bytes(r, s, k) <= r->o->batch_bytes)
+            continue;
+        size_t n = s->start[k + 1] - s->start[k];
+        for (size_t i = off; i < off + n; i++)
+            if (join[i] >= 0)
+                join[i] -= (int32_t)off;
+        big_finish(r, list + off, join + off, n, scratch);
+        progress_add(r->meter, n, (uint64_t)n * r->inodes[list[off]].size);
+        off += n;
+    }
     rc = 0;
 out:
+    free(list);
+    free(scratch);
     free(join);
-    free(hashed);
     return rc;
 }
 
@@ -787,10 +827,8 @@ static int full_stage(dd_run *r, const set_list *s)
     }
     free(arenas[0].p);
     free(arenas[1].p);
-    for (size_t k = 0; k < s->nsets && rc == 0; k++)
-        if (set_bytes(r, s, k) > r->o->batch_bytes &&
-            big_set(r, s->inodes + s->start[k], s->start[k + 1] - s->start[k]) != 0)
-            rc = -1;
+    if (rc == 0 && big_sets(r, s) != 0)
+        rc = -1;
     return rc;
 }
 
