@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +41,7 @@
 #define PREFIX_CHUNK_FILES 8192
 #define PREFIX_RUN_SPLIT 65536 /* bigger runs of one size are not kept in memory */
 #define BATCH_FILES 4096
+#define HUGE_PAGE ((size_t)2 << 20)
 
 /* The sets the full stage hashes: inodes of one size and one prefix. */
 typedef struct {
@@ -333,7 +335,18 @@ static unsigned char *reuse_get(reuse_buf *b, size_t n)
     if (n > b->cap) {
         free(b->p);
         b->cap = n + n / 4;
-        b->p = malloc(b->cap);
+        b->p = NULL;
+        if (b->cap >= HUGE_PAGE) {
+            /* huge pages: one fault per 2 MiB instead of per 4 KiB */
+            b->cap = (b->cap + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+            void *p = NULL;
+            if (posix_memalign(&p, HUGE_PAGE, b->cap) == 0) {
+                b->p = p;
+                (void)madvise(p, b->cap, MADV_HUGEPAGE);
+            }
+        } else {
+            b->p = malloc(b->cap);
+        }
         if (b->p == NULL)
             b->cap = 0;
     }
