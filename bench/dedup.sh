@@ -9,8 +9,8 @@
 #   RUNS:     timed runs per tool (default 5); the tools take turns
 # Environment: HB (the hashbatch binary; default build/host/cli/hashbatch),
 #              TOOLS (default "hb hb-cpu jdupes rdfind rmlint fdupes").
-# Prints a Markdown table (median, min, max seconds; each tool's median
-# over ours) with the machine's load before and after. Nothing in the
+# Prints a Markdown table (wall median, min, max; CPU seconds, user+sys,
+# median; each over ours) with the machine's load before and after. Nothing in the
 # tree is changed; no tool writes into the current directory.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -60,10 +60,11 @@ for t in $tools; do
 done
 for ((i = 0; i < runs; i++)); do
     for t in $tools; do
-        s=$(date +%s.%N)
-        (cd "$work" && $(cmd $t) > /dev/null 2>&1) || true
-        e=$(date +%s.%N)
-        echo "$t $(echo "$e - $s" | bc -l)" >> "$work/times"
+        # wall, user and system seconds (GNU time); the CPU seconds do not
+        # depend on what else the machine runs, the wall time does
+        (cd "$work" && /usr/bin/time -f "$t %e %U %S" -o "$work/one" $(cmd $t) \
+            > /dev/null 2>&1) || true
+        tail -n 1 "$work/one" >> "$work/times"
     done
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -76,20 +77,22 @@ echo "load average before: $load_before, after: $load_after; $(date -u '+%Y-%m-%
 echo
 python3 - "$work/times" "$tools" <<'PY'
 import statistics, sys
-times = {}
+wall, cpu = {}, {}
 for line in open(sys.argv[1]):
-    t, s = line.split()
-    times.setdefault(t, []).append(float(s))
+    t, e, u, s = line.split()
+    wall.setdefault(t, []).append(float(e))
+    cpu.setdefault(t, []).append(float(u) + float(s))
 order = sys.argv[2].split()
-ours = statistics.median(times["hb"]) if "hb" in times else None
+ours = statistics.median(wall["hb"]) if "hb" in wall else None
+ours_cpu = statistics.median(cpu["hb"]) if "hb" in cpu else None
 names = {"hb": "hashbatch dedup (default backend)", "hb-cpu": "hashbatch dedup --backend cpu",
          "jdupes": "jdupes -r", "rdfind": "rdfind -dryrun true",
          "rmlint": "rmlint -o summary:/dev/null", "fdupes": "fdupes -r"}
-print("| tool | median s | min s | max s | median / hashbatch's |")
-print("| --- | ---: | ---: | ---: | ---: |")
+print("| tool | wall median s | min | max | wall / hashbatch's | CPU (user+sys) median s | CPU / hashbatch's |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 for t in order:
-    v = times[t]
-    m = statistics.median(v)
-    ratio = "%.2f" % (m / ours) if ours else "-"
-    print("| %s | %.3f | %.3f | %.3f | %s |" % (names.get(t, t), m, min(v), max(v), ratio))
+    v, c = wall[t], cpu[t]
+    m, mc = statistics.median(v), statistics.median(c)
+    print("| %s | %.3f | %.3f | %.3f | %.2f | %.3f | %.2f |"
+          % (names.get(t, t), m, min(v), max(v), m / ours, mc, mc / ours_cpu))
 PY
