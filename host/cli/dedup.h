@@ -1,8 +1,9 @@
 /*
  * dedup.h - internal interfaces of `hashbatch dedup`: the scan and its
  * records (dedup_scan.c), reading files (dedup_read.c), the stages that
- * turn candidates into groups of identical files (dedup_stages.c), and
- * the outputs (dedup_output.c).
+ * turn candidates into groups of identical files (dedup_stages.c, which
+ * runs dedup_prefix.c, dedup_full.c, dedup_classes.c, dedup_groups.c),
+ * and the outputs (dedup_output.c).
  *
  * The model: every path the walk finds is a dd_path; paths that share a
  * (dev, ino) are one dd_inode (hard links: one file, many names). The
@@ -42,9 +43,9 @@ typedef struct {
 
 /* One name found by the walk. */
 typedef struct {
-    size_t name;     /* offset of the path in the arena */
-    uint32_t inode;  /* index of its dd_inode */
-    uint32_t order;  /* walk order */
+    size_t name;    /* offset of the path in the arena */
+    uint32_t inode; /* index of its dd_inode */
+    uint32_t order; /* walk order */
 } dd_path;
 
 enum { DD_ALIVE = 0, DD_FAILED = 1 };
@@ -56,11 +57,11 @@ typedef struct {
     uint64_t size;
     int64_t mtime_sec;
     long mtime_nsec;
-    uint32_t first;   /* its paths: by_inode[first .. first + npaths) */
+    uint32_t first; /* its paths: by_inode[first .. first + npaths) */
     uint32_t npaths;
-    uint32_t cls;     /* class id (the index of its first inode) */
-    uint8_t state;    /* DD_ALIVE or DD_FAILED (reported, left out) */
-    uint8_t hashed;   /* full holds the whole file's SHA-1 */
+    uint32_t cls;   /* class id (the index of its first inode) */
+    uint8_t state;  /* DD_ALIVE or DD_FAILED (reported, left out) */
+    uint8_t hashed; /* full holds the whole file's SHA-1 */
     uint8_t prefix[20];
     uint8_t full[20];
 } dd_inode;
@@ -69,10 +70,10 @@ typedef struct {
 typedef struct {
     uint64_t size;
     uint8_t sha1[20];
-    int hashed;         /* 0 for a set of hard links never read */
-    uint32_t first;     /* its paths: group_paths[first .. first + n) */
+    int hashed;     /* 0 for a set of hard links never read */
+    uint32_t first; /* its paths: group_paths[first .. first + n) */
     uint32_t n;
-    uint32_t ninodes;   /* distinct files; reclaimable = (ninodes-1)*size */
+    uint32_t ninodes; /* distinct files; reclaimable = (ninodes-1)*size */
 } dd_group;
 
 /* A SHA-1 collision found by the byte comparison. */
@@ -90,23 +91,23 @@ typedef struct {
 /* Everything a run holds. */
 typedef struct {
     const dd_opts *o;
-    hb_engine *engine;      /* opened when first needed */
+    hb_engine *engine; /* opened when first needed */
     const hb_config *cfg;
     progress *meter;
-    char *arena;            /* paths, NUL-terminated */
+    char *arena; /* paths, NUL-terminated */
     size_t arena_used, arena_cap;
     dd_path *paths;
     size_t npaths, cap_paths;
     dd_inode *inodes;
     size_t ninodes;
-    uint32_t *by_inode;     /* path indices grouped by inode */
+    uint32_t *by_inode; /* path indices grouped by inode */
     dd_group *groups;
     size_t ngroups;
     uint32_t *group_paths;
     size_t ngroup_paths;
     dd_collision *collisions;
     size_t ncollisions, cap_collisions;
-    dd_error *errs;         /* what was reported, for --json */
+    dd_error *errs; /* what was reported, for --json */
     size_t nerrs, cap_errs;
     uint64_t scanned;       /* regular files seen by the walk */
     uint64_t skipped;       /* entries reported on stderr */
@@ -114,7 +115,7 @@ typedef struct {
     uint64_t hashed_prefix, hashed_full, bytes_full, compared_bytes;
     double secs[4];           /* scan, prefixes, full, groups: for --stats */
     uint64_t joined_by_bytes; /* files found equal to a hashed one by comparison */
-    int fatal;              /* the engine failed: the report is incomplete */
+    int fatal;                /* the engine failed: the report is incomplete */
 } dd_run;
 
 /* ---- dedup_scan.c ------------------------------------------------------ */
@@ -145,8 +146,8 @@ void dd_free(dd_run *r);
 /* One read of a file: want bytes from the start into buf. */
 typedef struct {
     uint32_t inode;
-    size_t want;     /* bytes to read: the prefix length or the size */
-    int whole;       /* 1: want is the whole size; check the end too */
+    size_t want; /* bytes to read: the prefix length or the size */
+    int whole;   /* 1: want is the whole size; check the end too */
     unsigned char *buf;
     const char *cause; /* NULL on success, else why it failed */
     char cause_buf[160];
@@ -171,11 +172,97 @@ int dd_files_equal(const dd_run *r, uint32_t a, uint32_t b, uint32_t *bad, const
 
 /* ---- dedup_stages.c ---------------------------------------------------- */
 
-/* dd_find_groups: the stages (size, prefix SHA-1, full SHA-1, bytes) over
- * r's inodes, then the groups in r->groups, re-checked against the file
- * system and sorted by their first path. Returns 0, or CLI_EXIT_FAILURE
- * when the engine failed (reported). */
+/* dd_find_groups: the stages (size, prefix SHA-1, whole-file SHA-1 and
+ * bytes) over r's inodes, then the groups in r->groups, re-checked against
+ * the file system and sorted by their first path. Returns 0, or
+ * CLI_EXIT_FAILURE when the engine failed or memory ran out (reported). */
 int dd_find_groups(dd_run *r);
+
+/* Helpers the stages share (dedup_stages.c). */
+
+/* The sets the full stage hashes: inodes of one size and one prefix. */
+typedef struct {
+    uint32_t *inodes;
+    size_t n, cap;
+    size_t *start; /* set s is inodes[start[s] .. start[s + 1]) */
+    size_t nsets, cap_sets;
+    uint64_t bytes;
+} dd_set_list;
+
+/* A buffer reused from chunk to chunk and batch to batch: fresh memory
+ * for every one would cost a page fault per 4 KiB. */
+typedef struct {
+    unsigned char *p;
+    size_t cap;
+} dd_reuse_buf;
+
+/* dd_inode_order: walk order of inode k's first path. */
+uint32_t dd_inode_order(const dd_run *r, uint32_t k);
+
+/* dd_grow: makes *p (of *cap elements of size sz) hold need elements.
+ * Returns 0 or ENOMEM (then *p is unchanged). */
+int dd_grow(void **p, size_t *cap, size_t need, size_t sz);
+
+/* dd_read_threads: how many threads read files: one per online core,
+ * 2 to 8. */
+unsigned dd_read_threads(void);
+
+/* dd_engine_error: reports a failed engine call (status and detail) and
+ * marks the run incomplete. Returns -1. */
+int dd_engine_error(dd_run *r, hb_status st);
+
+/* dd_need_engine: opens r's engine the first time it is needed. Returns 0,
+ * or -1 when it cannot be opened (reported; the run is incomplete). */
+int dd_need_engine(dd_run *r);
+
+/* dd_hash_now: out[i] = SHA-1(m[i]) for i < n through the engine, waiting.
+ * Returns 0 or -1 (reported). */
+int dd_hash_now(dd_run *r, const hb_msg *m, size_t n, hb_digest *out);
+
+/* dd_reuse_get: b's buffer with room for n bytes (contents not kept;
+ * 2 MiB and more on huge pages), or NULL when memory is short. Free b->p
+ * when done. */
+unsigned char *dd_reuse_get(dd_reuse_buf *b, size_t n);
+
+/* dd_run_end: the end of the run of inodes of one size that starts at
+ * cand[i] (cand sorted by size, n entries). */
+size_t dd_run_end(const dd_run *r, const uint32_t *cand, size_t n, size_t i);
+
+/* ---- dedup_prefix.c ------------------------------------------------------ */
+
+/* dd_prefix_stage: hashes the first 4 KiB of the candidates cand[0..n)
+ * (sorted by size, in runs of two or more); classifies files of up to
+ * 4 KiB and adds the bigger ones, split by prefix digest, to sets.
+ * Returns 0 or -1 (reported). */
+int dd_prefix_stage(dd_run *r, uint32_t *cand, size_t n, dd_set_list *sets);
+
+/* ---- dedup_full.c -------------------------------------------------------- */
+
+/* dd_full_stage: compares and hashes every set whole and classifies it.
+ * Returns 0 or -1 (reported). */
+int dd_full_stage(dd_run *r, const dd_set_list *s);
+
+/* ---- dedup_classes.c ----------------------------------------------------- */
+
+/* dd_classify: inodes list[0..n) of one size, each hashed whole (those
+ * failed or not hashed are passed over), with their bytes in data[i] when
+ * at hand (data NULL: none, the files are streamed): inodes with equal
+ * SHA-1 and equal bytes get one class; equal SHA-1 with different bytes
+ * is a collision (recorded and warned about). */
+void dd_classify(dd_run *r, const uint32_t *list, unsigned char *const *data, size_t n);
+
+/* dd_same_bytes: are inodes a and b (of one size) equal byte for byte?
+ * da and db are their bytes in memory, or NULL to read the files. Returns
+ * 1 or 0; -1 when one could not be read (that inode is reported and left
+ * out). Counts the bytes compared. */
+int dd_same_bytes(dd_run *r, uint32_t a, const unsigned char *da, uint32_t b,
+                  const unsigned char *db);
+
+/* ---- dedup_groups.c ------------------------------------------------------ */
+
+/* dd_make_groups: r->groups from the classes (see dedup_groups.c).
+ * Returns 0 or -1 (no memory). */
+int dd_make_groups(dd_run *r);
 
 /* ---- dedup_output.c ---------------------------------------------------- */
 

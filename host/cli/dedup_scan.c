@@ -130,8 +130,7 @@ static int on_entry(void *ctx, const walk_entry *e)
     case WALK_FILE:
         r->scanned++;
         progress_add(r->meter, 1, (uint64_t)e->st->st_size);
-        if ((uint64_t)e->st->st_size < r->o->min_size ||
-            (e->st->st_size == 0 && !r->o->empty)) {
+        if ((uint64_t)e->st->st_size < r->o->min_size || (e->st->st_size == 0 && !r->o->empty)) {
             r->ignored_small++;
             return 0;
         }

@@ -13,18 +13,18 @@
 
 #include "progress.h"
 
-#define REDRAW_NS 200000000LL   /* 5 Hz */
+#define REDRAW_NS 200000000LL /* 5 Hz */
 #define FIRST_DRAW_NS 500000000LL
 
 struct progress {
     FILE *f;
     pthread_mutex_t lock;
     const char *label;
-    uint64_t files, bytes;       /* done in this stage */
+    uint64_t files, bytes; /* done in this stage */
     uint64_t total_files, total_bytes;
     int64_t opened_ns, stage_ns, drawn_ns;
-    int64_t first_draw_ns;       /* no drawing before this much time */
-    int shown;                   /* the line is on the screen */
+    int64_t first_draw_ns; /* no drawing before this much time */
+    int shown;             /* the line is on the screen */
 };
 
 /* now_ns: the monotonic clock in nanoseconds. */

@@ -219,8 +219,10 @@ static int enter_dir(walker *w, int parent_fd, const char *name, const struct st
     if (w->o->no_recurse)
         return emit(w, WALK_ERROR, NULL, EISDIR, strerror(EISDIR), depth);
     if (is_ancestor(w, st))
-        return emit(w, WALK_LOOP, st, 0, "file system loop: a directory that contains itself "
-                                         "(not entered again)", depth);
+        return emit(w, WALK_LOOP, st, 0,
+                    "file system loop: a directory that contains itself "
+                    "(not entered again)",
+                    depth);
     int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY;
     if (depth > 0 && !w->o->follow_symlinks)
         flags |= O_NOFOLLOW;
