@@ -65,6 +65,15 @@ def make_tree(root, seed=7, nfiles=120):
         p = os.path.join(root, dirs[rng.randrange(len(dirs))], b"n%03d" % i)
         write(p, bytes(data))
         made["files"].append(p)
+    # one size, one first 4 KiB, 12 different tails (more distinct contents
+    # than dedup compares directly), some with copies
+    head = rng.randbytes(4096)
+    for i in range(12):
+        tail = rng.randbytes(904)
+        for c in range(1 + (i % 3 == 0)):
+            p = os.path.join(root, b"fam", b"t%02d-%d" % (i, c))
+            write(p, head + tail)
+            made["files"].append(p)
     for i in range(6):  # hard links, some to files with copies
         src = originals[i * 3][0]
         p = os.path.join(root, b"d", b"h%d" % i)
