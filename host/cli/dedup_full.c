@@ -241,55 +241,82 @@ static void big_split(dd_run *r, const uint32_t *list, int32_t *join, size_t n)
     }
 }
 
-/* big_hash: the SHA-1 of each member of list[0..n) with join[i] < 0,
- * through hb_hash_files (which streams big files). Returns 0 or -1. */
-static int big_hash(dd_run *r, const uint32_t *list, const int32_t *join, size_t n)
+/* The hashing of some big sets' distinct contents: one files job. */
+typedef struct {
+    hb_file_input *in;
+    uint32_t *inode;
+    hb_file_result *res;
+    size_t n;
+    hb_files_job *job;
+} big_job;
+
+#define BIG_JOB_BYTES ((uint64_t)256 << 20) /* distinct bytes per files job */
+#define BIG_JOBS 2                          /* files jobs in flight */
+
+/* big_job_free: releases j (its job must have finished). */
+static void big_job_free(big_job *j)
 {
-    const char **paths = malloc(n * sizeof *paths);
-    uint32_t *which = malloc(n * sizeof *which);
-    hb_file_result *res = calloc(n, sizeof *res);
-    int rc = -1;
-    if (paths == NULL || which == NULL || res == NULL) {
+    hb_files_job_free(j->job);
+    free(j->in);
+    free(j->inode);
+    free(j->res);
+    memset(j, 0, sizeof *j);
+}
+
+/* big_job_start: starts hashing, on the files job's own I/O threads (which
+ * stream big files through OpenSSL), each alive member of list[0..n) with
+ * join[i] < 0. Returns 0 or -1 (reported). */
+static int big_job_start(dd_run *r, const uint32_t *list, const int32_t *join, size_t n, big_job *j)
+{
+    memset(j, 0, sizeof *j);
+    j->in = calloc(n ? n : 1, sizeof *j->in);
+    j->inode = malloc((n ? n : 1) * sizeof *j->inode);
+    j->res = calloc(n ? n : 1, sizeof *j->res);
+    if (j->in == NULL || j->inode == NULL || j->res == NULL) {
         cli_error("%s", strerror(ENOMEM));
         r->fatal = 1;
-        goto out;
+        return -1;
     }
-    size_t m = 0;
     for (size_t i = 0; i < n; i++)
         if (join[i] < 0 && r->inodes[list[i]].state == DD_ALIVE) {
-            which[m] = (uint32_t)i;
-            paths[m++] = dd_inode_name(r, list[i]);
+            j->in[j->n].path = dd_inode_name(r, list[i]);
+            j->in[j->n].fd = -1;
+            j->inode[j->n++] = list[i];
         }
     if (dd_need_engine(r) != 0)
-        goto out;
-    hb_status st = hb_hash_files(r->engine, paths, m, res, NULL);
+        return -1;
+    hb_status st = hb_submit_files(r->engine, j->in, j->n, j->res, NULL, &j->job);
+    return st == HB_OK ? 0 : dd_engine_error(r, st);
+}
+
+/* big_job_finish: waits for j and records each file's SHA-1, or leaves
+ * the file out with its cause. Frees j. Returns 0 or -1. */
+static int big_job_finish(dd_run *r, big_job *j)
+{
+    hb_status st = hb_files_job_wait(j->job, -1);
     if (st != HB_OK) {
-        dd_engine_error(r, st);
-        goto out;
+        big_job_free(j);
+        return dd_engine_error(r, st);
     }
-    for (size_t j = 0; j < m; j++) {
-        uint32_t ki = list[which[j]];
-        dd_inode *k = &r->inodes[ki];
-        if (res[j].status == HB_OK && res[j].size == k->size) {
-            memcpy(k->full, res[j].digest, 20);
+    for (size_t i = 0; i < j->n; i++) {
+        dd_inode *k = &r->inodes[j->inode[i]];
+        const hb_file_result *res = &j->res[i];
+        if (res->status == HB_OK && res->size == k->size) {
+            memcpy(k->full, res->digest, 20);
             k->hashed = 1;
             r->hashed_full++;
             r->bytes_full += k->size;
-        } else if (res[j].status == HB_OK || res[j].status == HB_ERR_FILE_CHANGED) {
-            dd_fail_inode(r, ki, "changed during the scan: left out");
+        } else if (res->status == HB_OK || res->status == HB_ERR_FILE_CHANGED) {
+            dd_fail_inode(r, j->inode[i], "changed during the scan: left out");
         } else {
             char buf[200];
-            snprintf(buf, sizeof buf, "%s%s%s", hb_status_str(res[j].status),
-                     res[j].err ? ": " : "", res[j].err ? strerror(res[j].err) : "");
-            dd_fail_inode(r, ki, buf);
+            snprintf(buf, sizeof buf, "%s%s%s", hb_status_str(res->status), res->err ? ": " : "",
+                     res->err ? strerror(res->err) : "");
+            dd_fail_inode(r, j->inode[i], buf);
         }
     }
-    rc = 0;
-out:
-    free(paths);
-    free(which);
-    free(res);
-    return rc;
+    big_job_free(j);
+    return 0;
 }
 
 /* big_finish: the set list[0..n) after its distinct contents were
@@ -315,10 +342,59 @@ static void big_finish(dd_run *r, const uint32_t *list, const int32_t *join, siz
     }
 }
 
-/* big_sets: the sets too big to hold in memory together: each is compared
- * streaming (copies join the first member they equal), then the distinct
- * contents of all of them are hashed in one hb_hash_files job (its I/O
- * threads stream several files at once through OpenSSL), then each set is
+/* big_split_all: every set too big for a batch is copied to list (in
+ * set order) and split by its bytes (join: indices into list); while the
+ * next sets are compared, the distinct contents found so far are hashed
+ * by files jobs (BIG_JOBS in flight), so reading to compare overlaps
+ * hashing. Returns 0 or -1. */
+static int big_split_all(dd_run *r, const dd_set_list *s, uint32_t *list, int32_t *join)
+{
+    big_job jobs[BIG_JOBS];
+    memset(jobs, 0, sizeof jobs);
+    size_t njobs = 0, off = 0, from = 0;
+    uint64_t pending = 0;
+    size_t last_big = 0;
+    for (size_t k = 0; k < s->nsets; k++)
+        if (set_bytes(r, s, k) > r->o->batch_bytes)
+            last_big = k;
+    int rc = 0;
+    for (size_t k = 0; k < s->nsets && rc == 0; k++) {
+        if (set_bytes(r, s, k) <= r->o->batch_bytes)
+            continue;
+        size_t n = s->start[k + 1] - s->start[k];
+        memcpy(list + off, s->inodes + s->start[k], n * sizeof *list);
+        big_split(r, list + off, join + off, n);
+        for (size_t i = off; i < off + n; i++) {
+            if (join[i] >= 0)
+                join[i] += (int32_t)off;
+            else
+                pending += r->inodes[list[i]].size;
+        }
+        off += n;
+        if (pending < BIG_JOB_BYTES && k != last_big)
+            continue;
+        if (njobs == BIG_JOBS) { /* the oldest finishes first */
+            rc = big_job_finish(r, &jobs[0]);
+            memmove(jobs, jobs + 1, (BIG_JOBS - 1) * sizeof *jobs);
+            njobs--;
+        }
+        if (rc == 0)
+            rc = big_job_start(r, list + from, join + from, off - from, &jobs[njobs++]);
+        from = off;
+        pending = 0;
+    }
+    for (size_t q = 0; q < njobs; q++) {
+        int f = rc == 0 ? big_job_finish(r, &jobs[q]) : (hb_files_job_cancel(jobs[q].job), 0);
+        if (f != 0)
+            rc = -1;
+        big_job_free(&jobs[q]);
+    }
+    return rc;
+}
+
+/* big_sets: the sets too big to hold in memory together: each compared
+ * streaming (copies join the first member they equal), the distinct
+ * contents hashed by files jobs meanwhile (big_split_all), then each set
  * classified as a batch's are. Memory stays at a few chunk buffers.
  * Returns 0 or -1. */
 static int big_sets(dd_run *r, const dd_set_list *s)
@@ -338,21 +414,9 @@ static int big_sets(dd_run *r, const dd_set_list *s)
         r->fatal = 1;
         goto out;
     }
-    size_t off = 0;
-    for (size_t k = 0; k < s->nsets; k++) {
-        if (set_bytes(r, s, k) <= r->o->batch_bytes)
-            continue;
-        size_t n = s->start[k + 1] - s->start[k];
-        memcpy(list + off, s->inodes + s->start[k], n * sizeof *list);
-        big_split(r, list + off, join + off, n);
-        for (size_t i = off; i < off + n; i++)
-            if (join[i] >= 0)
-                join[i] += (int32_t)off;
-        off += n;
-    }
-    if (big_hash(r, list, join, total) != 0)
+    if (big_split_all(r, s, list, join) != 0)
         goto out;
-    off = 0;
+    size_t off = 0;
     for (size_t k = 0; k < s->nsets; k++) {
         if (set_bytes(r, s, k) <= r->o->batch_bytes)
             continue;
