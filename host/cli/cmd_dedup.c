@@ -264,6 +264,7 @@ int cmd_dedup(int argc, char **argv)
     r.o = &o;
     r.cfg = &cfg;
     r.meter = progress_open(stderr, o.quiet);
+    dd_engine_start(&r);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int scan_rc = dd_scan(&r, roots, nroots);
@@ -271,6 +272,7 @@ int cmd_dedup(int argc, char **argv)
     r.secs[0] = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     if (scan_rc != 0) {
         progress_close(r.meter);
+        dd_engine_stop(&r);
         cli_error("%s", strerror(ENOMEM));
         dd_free(&r);
         return CLI_EXIT_FAILURE;
@@ -290,7 +292,7 @@ int cmd_dedup(int argc, char **argv)
     }
     if (o.verbose)
         report_stats(&r);
-    hb_engine_close(r.engine);
+    dd_engine_stop(&r);
     dd_free(&r);
     return cli_finish_stdout(rc);
 }

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -91,7 +92,12 @@ typedef struct {
 /* Everything a run holds. */
 typedef struct {
     const dd_opts *o;
-    hb_engine *engine; /* opened when first needed */
+    hb_engine *engine;  /* set when first needed */
+    pthread_t opener;   /* opens the engine while the tree is walked */
+    int opener_running; /* started, not joined yet */
+    hb_engine *opened;  /* what the opener opened */
+    hb_status open_status;
+    char open_detail[512]; /* hb_engine_last_error of the opener's thread */
     const hb_config *cfg;
     progress *meter;
     char *arena; /* paths, NUL-terminated */
@@ -211,9 +217,18 @@ unsigned dd_read_threads(void);
  * marks the run incomplete. Returns -1. */
 int dd_engine_error(dd_run *r, hb_status st);
 
-/* dd_need_engine: opens r's engine the first time it is needed. Returns 0,
- * or -1 when it cannot be opened (reported; the run is incomplete). */
+/* dd_engine_start: starts opening r's engine on a thread of its own, so
+ * that a slow start (an OpenCL kernel build) overlaps the walk. Without a
+ * thread, the engine is opened when first needed. */
+void dd_engine_start(dd_run *r);
+
+/* dd_need_engine: r->engine, waiting for the opener or opening it now.
+ * Returns 0, or -1 when it cannot be opened (reported; the run is
+ * incomplete). */
 int dd_need_engine(dd_run *r);
+
+/* dd_engine_stop: waits for the opener and closes the engine, if any. */
+void dd_engine_stop(dd_run *r);
 
 /* dd_hash_now: out[i] = SHA-1(m[i]) for i < n through the engine, waiting.
  * Returns 0 or -1 (reported). */

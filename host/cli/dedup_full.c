@@ -6,9 +6,11 @@
  * copy joins its content and needs no SHA-1 of its own (equal bytes have
  * equal SHA-1s). Each distinct content is hashed through the engine
  * (hb_submit) while the next batch is read. Sets bigger than a batch are
- * compared by streaming the files, and their distinct contents hashed with
- * hb_hash_files (which streams them too), so memory stays near two
- * batches whatever the file sizes.
+ * compared by streaming the files, and their distinct contents hashed by
+ * files jobs (hb_submit_files, which stream them through OpenSSL) while
+ * the next sets are compared; so are sets of files over 1 MiB, on which a
+ * device's lanes gain nothing. Memory stays near two batches whatever the
+ * file sizes.
  *
  * Owns: batching, the pipeline of reads and engine jobs, streaming of big
  * sets. Must not: hold more than two batches in memory, or map files (a
@@ -22,6 +24,7 @@
 #include "dedup.h"
 
 #define BATCH_FILES 4096
+#define STREAM_OVER ((uint64_t)1 << 20) /* files bigger are streamed */
 /* One batch of the full stage: whole sets, read into one arena. */
 typedef struct {
     size_t lo, hi; /* sets */
@@ -54,13 +57,24 @@ static uint64_t set_bytes(const dd_run *r, const dd_set_list *s, size_t k)
     return (uint64_t)(s->start[k + 1] - s->start[k]) * r->inodes[s->inodes[s->start[k]]].size;
 }
 
+/* is_big: is set k streamed rather than read into a batch? When it does
+ * not fit one, or when its files are big: one SHA-1 stream is sequential,
+ * so a device's lanes gain nothing on a single big file, which the files
+ * jobs stream through OpenSSL on their own threads instead (the library's
+ * own policy for files over 1 MiB). */
+static int is_big(const dd_run *r, const dd_set_list *s, size_t k)
+{
+    return set_bytes(r, s, k) > r->o->batch_bytes ||
+           r->inodes[s->inodes[s->start[k]]].size > STREAM_OVER;
+}
+
 /* pick_batch: the sets from *next on that fit one batch (sets too big for
  * memory are passed over: big_set streams them). Sets b->lo..b->hi;
  * returns the files and *bytes. */
 static size_t pick_batch(const dd_run *r, const dd_set_list *s, size_t *next, full_batch *b,
                          uint64_t *bytes)
 {
-    while (*next < s->nsets && set_bytes(r, s, *next) > r->o->batch_bytes)
+    while (*next < s->nsets && is_big(r, s, *next))
         (*next)++;
     b->lo = *next;
     size_t files = 0;
@@ -68,7 +82,7 @@ static size_t pick_batch(const dd_run *r, const dd_set_list *s, size_t *next, fu
     for (; *next < s->nsets; (*next)++) {
         uint64_t sb = set_bytes(r, s, *next);
         size_t sf = s->start[*next + 1] - s->start[*next];
-        if (sb > r->o->batch_bytes)
+        if (is_big(r, s, *next))
             continue;
         if (files > 0 && (*bytes + sb > r->o->batch_bytes || files + sf > BATCH_FILES))
             break;
@@ -128,7 +142,7 @@ static int batch_start(dd_run *r, const dd_set_list *s, size_t *next, full_batch
     }
     size_t off = 0;
     for (size_t k = b->lo; k < b->hi; k++) {
-        if (set_bytes(r, s, k) > r->o->batch_bytes)
+        if (is_big(r, s, k))
             continue;
         for (size_t i = s->start[k]; i < s->start[k + 1]; i++) {
             dd_read_item *it = &b->items[b->n++];
@@ -145,7 +159,7 @@ static int batch_start(dd_run *r, const dd_set_list *s, size_t *next, full_batch
             dd_fail_inode(r, b->items[i].inode, b->items[i].cause);
     size_t i = 0;
     for (size_t k = b->lo; k < b->hi; k++) {
-        if (set_bytes(r, s, k) > r->o->batch_bytes)
+        if (is_big(r, s, k))
             continue;
         size_t n = s->start[k + 1] - s->start[k];
         split_by_bytes(r, b->items + i, b->join + i, n, (int32_t)i);
@@ -193,7 +207,7 @@ static int batch_finish(dd_run *r, const dd_set_list *s, full_batch *b)
     }
     size_t i = 0;
     for (size_t k = b->lo; k < b->hi; k++) {
-        if (set_bytes(r, s, k) > r->o->batch_bytes)
+        if (is_big(r, s, k))
             continue;
         size_t n = s->start[k + 1] - s->start[k], m = 0;
         for (size_t j = i; j < i + n; j++) {
@@ -355,11 +369,11 @@ static int big_split_all(dd_run *r, const dd_set_list *s, uint32_t *list, int32_
     uint64_t pending = 0;
     size_t last_big = 0;
     for (size_t k = 0; k < s->nsets; k++)
-        if (set_bytes(r, s, k) > r->o->batch_bytes)
+        if (is_big(r, s, k))
             last_big = k;
     int rc = 0;
     for (size_t k = 0; k < s->nsets && rc == 0; k++) {
-        if (set_bytes(r, s, k) <= r->o->batch_bytes)
+        if (!is_big(r, s, k))
             continue;
         size_t n = s->start[k + 1] - s->start[k];
         memcpy(list + off, s->inodes + s->start[k], n * sizeof *list);
@@ -401,7 +415,7 @@ static int big_sets(dd_run *r, const dd_set_list *s)
 {
     size_t total = 0;
     for (size_t k = 0; k < s->nsets; k++)
-        if (set_bytes(r, s, k) > r->o->batch_bytes)
+        if (is_big(r, s, k))
             total += s->start[k + 1] - s->start[k];
     if (total == 0)
         return 0;
@@ -418,7 +432,7 @@ static int big_sets(dd_run *r, const dd_set_list *s)
         goto out;
     size_t off = 0;
     for (size_t k = 0; k < s->nsets; k++) {
-        if (set_bytes(r, s, k) <= r->o->batch_bytes)
+        if (!is_big(r, s, k))
             continue;
         size_t n = s->start[k + 1] - s->start[k];
         for (size_t i = off; i < off + n; i++)
