@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -242,6 +243,35 @@ static void report_stats(const dd_run *r)
         fprintf(stderr, "%s: engine: not opened (nothing needed hashing)\n", CLI_PROGRAM);
 }
 
+/* The walk, run on a thread of its own. */
+typedef struct {
+    dd_run *r;
+    char *const *roots;
+    size_t n;
+    int rc;
+} scan_job;
+
+static void *scan_thread(void *arg)
+{
+    scan_job *j = arg;
+    j->rc = dd_scan(j->r, j->roots, j->n);
+    return NULL;
+}
+
+/* scan_while_opening: walks the roots on another thread while this one
+ * opens the engine (a pocl start takes a while); without a thread, just
+ * walks (the engine then opens when needed). Returns dd_scan's value. */
+static int scan_while_opening(dd_run *r, char *const *roots, size_t n)
+{
+    scan_job j = {r, roots, n, 0};
+    pthread_t th;
+    if (pthread_create(&th, NULL, scan_thread, &j) != 0)
+        return dd_scan(r, roots, n);
+    dd_engine_open_now(r);
+    pthread_join(th, NULL);
+    return j.rc;
+}
+
 int cmd_dedup(int argc, char **argv)
 {
     dd_opts o;
@@ -264,10 +294,9 @@ int cmd_dedup(int argc, char **argv)
     r.o = &o;
     r.cfg = &cfg;
     r.meter = progress_open(stderr, o.quiet);
-    dd_engine_start(&r);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int scan_rc = dd_scan(&r, roots, nroots);
+    int scan_rc = scan_while_opening(&r, roots, nroots);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     r.secs[0] = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     if (scan_rc != 0) {

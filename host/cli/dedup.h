@@ -19,7 +19,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -92,10 +91,9 @@ typedef struct {
 /* Everything a run holds. */
 typedef struct {
     const dd_opts *o;
-    hb_engine *engine;  /* set when first needed */
-    pthread_t opener;   /* opens the engine while the tree is walked */
-    int opener_running; /* started, not joined yet */
-    hb_engine *opened;  /* what the opener opened */
+    hb_engine *engine; /* set when first needed */
+    int open_tried;    /* dd_engine_open_now ran */
+    hb_engine *opened; /* what it opened */
     hb_status open_status;
     char open_detail[512]; /* hb_engine_last_error of the opener's thread */
     const hb_config *cfg;
@@ -217,17 +215,19 @@ unsigned dd_read_threads(void);
  * marks the run incomplete. Returns -1. */
 int dd_engine_error(dd_run *r, hb_status st);
 
-/* dd_engine_start: starts opening r's engine on a thread of its own, so
- * that a slow start (an OpenCL kernel build) overlaps the walk. Without a
- * thread, the engine is opened when first needed. */
-void dd_engine_start(dd_run *r);
+/* dd_engine_open_now: opens r's engine now, keeping the outcome for
+ * dd_need_engine (nothing is printed). Called on the main thread while
+ * another walks the tree, so that a slow start (an OpenCL kernel build)
+ * overlaps the walk; LLVM inside pocl wants the thread that starts it to
+ * live on. */
+void dd_engine_open_now(dd_run *r);
 
-/* dd_need_engine: r->engine, waiting for the opener or opening it now.
- * Returns 0, or -1 when it cannot be opened (reported; the run is
- * incomplete). */
+/* dd_need_engine: r->engine: the one dd_engine_open_now opened, or one
+ * opened now. Returns 0, or -1 when it cannot be opened (reported; the run
+ * is incomplete). */
 int dd_need_engine(dd_run *r);
 
-/* dd_engine_stop: waits for the opener and closes the engine, if any. */
+/* dd_engine_stop: closes the engine, if one was opened. */
 void dd_engine_stop(dd_run *r);
 
 /* dd_hash_now: out[i] = SHA-1(m[i]) for i < n through the engine, waiting.

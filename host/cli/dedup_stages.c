@@ -21,7 +21,6 @@
  * excepted: they are one file).
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,30 +83,12 @@ int dd_engine_error(dd_run *r, hb_status st)
     return -1;
 }
 
-/* open_engine: the opener thread: hb_engine_open, keeping the detail of
- * a failure (the library keeps it per thread). */
-static void *open_engine(void *arg)
+void dd_engine_open_now(dd_run *r)
 {
-    dd_run *r = arg;
+    r->open_tried = 1;
     r->open_status = hb_engine_open(&r->opened, r->cfg);
     if (r->open_status != HB_OK)
         snprintf(r->open_detail, sizeof r->open_detail, "%s", hb_engine_last_error(NULL));
-    return NULL;
-}
-
-void dd_engine_start(dd_run *r)
-{
-    if (pthread_create(&r->opener, NULL, open_engine, r) == 0)
-        r->opener_running = 1;
-}
-
-/* join_opener: waits for the opener; returns its status (HB_OK: the
- * engine is in r->opened). */
-static hb_status join_opener(dd_run *r)
-{
-    pthread_join(r->opener, NULL);
-    r->opener_running = 0;
-    return r->open_status;
 }
 
 int dd_need_engine(dd_run *r)
@@ -117,31 +98,30 @@ int dd_need_engine(dd_run *r)
     if (r->engine != NULL)
         return 0;
     progress_clear(r->meter);
-    if (!r->opener_running) {
+    if (!r->open_tried) {
         if (cli_engine_open(r->cfg, &r->engine) == CLI_EXIT_OK)
             return 0;
         r->fatal = 1;
         return -1;
     }
-    hb_status st = join_opener(r);
-    if (st == HB_OK) {
+    if (r->open_status == HB_OK) {
         r->engine = r->opened;
         return 0;
     }
     const hb_config *c = r->cfg;
     cli_error("cannot start the %s backend%s%s: %s%s%s", hb_backend_name(c->backend),
-              c->device ? " with device " : "", c->device ? c->device : "", hb_status_str(st),
-              r->open_detail[0] ? ": " : "", r->open_detail);
+              c->device ? " with device " : "", c->device ? c->device : "",
+              hb_status_str(r->open_status), r->open_detail[0] ? ": " : "", r->open_detail);
     r->fatal = 1;
     return -1;
 }
 
 void dd_engine_stop(dd_run *r)
 {
-    if (r->opener_running && join_opener(r) == HB_OK)
-        r->engine = r->opened;
+    if (r->engine == NULL)
+        r->engine = r->opened; /* opened, never needed */
     hb_engine_close(r->engine);
-    r->engine = NULL;
+    r->engine = r->opened = NULL;
 }
 
 /* dd_hash_now: out[i] = SHA-1(m[i]) through the engine. 0 or -1. */

@@ -253,3 +253,15 @@ def unquote_shell(line):
 def sha1_of(path):
     with open(path, "rb") as f:
         return hashlib.sha1(f.read()).hexdigest()
+
+
+SANITIZER_MARKS = (b"ERROR: AddressSanitizer", b"ERROR: LeakSanitizer", b"runtime error:",
+                   b"AddressSanitizer: CHECK failed", b"ThreadSanitizer")
+
+
+def no_sanitizer_report(chk, proc, what):
+    """Under the sanitizer builds, a report on stderr is a failure even
+    when the exit status happens to be the one expected."""
+    bad = [m for m in SANITIZER_MARKS if m in proc.stderr]
+    return chk.check(not bad, "%s: no sanitizer report" % what,
+                     proc.stderr.decode("utf-8", "replace")[:3000] if bad else "")

@@ -23,8 +23,13 @@ import dedupcheck as dc  # noqa: E402
 TIMEOUT = 60
 
 
+CHK = None  # the Checker, set by main()
+
+
 def dedup(exe, args, cwd=None):
-    return clitest.run([exe, "dedup"] + args, cwd=cwd, timeout=TIMEOUT)
+    proc = clitest.run([exe, "dedup"] + args, cwd=cwd, timeout=TIMEOUT)
+    dc.no_sanitizer_report(CHK, proc, "dedup %s" % " ".join(map(str, args)))
+    return proc
 
 
 def describe(groups):
@@ -192,7 +197,8 @@ def check_arguments(chk, exe, root):
 
 def main():
     exe = clitest.binary()
-    chk = clitest.Checker("cli_dedup_groups")
+    global CHK
+    chk = CHK = clitest.Checker("cli_dedup_groups")
     if not dc.have_jdupes():
         print("NOTE: jdupes is not installed: compared with the byte oracle only")
     with tempfile.TemporaryDirectory() as tmp:
