@@ -14,8 +14,7 @@ Gem::Specification.new do |s|
     through pkg-config) or --with-hashbatch-dir=PREFIX at install time.
   TEXT
   s.authors = ["hashbatch authors"]
-  s.license = "MIT"
-  s.homepage = "https://example.invalid/hashbatch"
+  # No license or homepage yet: the project has not chosen them.
   s.required_ruby_version = ">= 3.0"
   s.files = Dir.chdir(__dir__) do
     Dir["lib/**/*.rb", "ext/hashbatch/*.{c,h,rb}", "test/*.rb", "hashbatch.gemspec"]

@@ -120,6 +120,9 @@ class TestSafety < Minitest::Test
     GC.stress = false
   end
 
+  # The parent has started OpenCL (the default engine is auto with device
+  # "all"): the child's default engine is the OpenSSL pool, and OpenCL is
+  # refused there rather than hanging in a runtime whose threads are gone.
   def test_fork_child_gets_a_fresh_engine_and_parent_is_unaffected
     skip "no fork here" unless Process.respond_to?(:fork)
     msgs = %w[parent child fork]
@@ -139,6 +142,12 @@ class TestSafety < Minitest::Test
       rescue Hashbatch::ClosedError => e
         report << (e.message.include?("after fork") ? "parent's engine refused" : e.message)
       end
+      begin
+        Hashbatch::Engine.new(backend: "opencl").close
+        report << "opencl opened after fork"
+      rescue Hashbatch::NoDeviceError => e
+        report << (e.message.include?("forked") ? "opencl refused" : e.message)
+      end
       own = Hashbatch::Engine.new(backend: "cpu")
       report << (own.hexdigest_many(msgs) == want ? "own ok" : "own WRONG")
       own.close
@@ -148,13 +157,17 @@ class TestSafety < Minitest::Test
     end
     wr.close
     report = rd.read
-    _, status = Process.wait2(pid)
+    _, status = Timeout.timeout(120) { Process.wait2(pid) }
     assert status.success?, "child exited with #{status.inspect}"
-    assert_equal "default ok,sha1 ok,parent's engine refused,own ok", report
+    assert_equal "default ok,sha1 ok,parent's engine refused,opencl refused,own ok", report
     assert_equal want, Hashbatch.hexdigest_many(msgs)
     assert_equal want, parents.hexdigest_many(msgs)
   ensure
     parents&.close
+    if pid && !status # the child hung: do not leave it behind
+      Process.kill(:KILL, pid)
+      Process.wait(pid)
+    end
   end
 
   def test_ractor

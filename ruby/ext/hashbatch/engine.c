@@ -29,6 +29,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +38,53 @@
 
 static VALUE cEngine, cJob;
 
+/* The process that first touched OpenCL (an engine that may use a device,
+ * or the device list). OpenCL runtimes such as pocl keep threads that a
+ * fork does not copy, so a forked child must not call OpenCL again: there
+ * auto means the OpenSSL pool, and opencl is refused with a clear error. */
+static pid_t opencl_pid;
+static pthread_mutex_t opencl_pid_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+/* opencl_forked: 1 if OpenCL was touched by an ancestor of this process. */
+static int opencl_forked(void)
+{
+    pthread_mutex_lock(&opencl_pid_mutex);
+    pid_t p = opencl_pid;
+    pthread_mutex_unlock(&opencl_pid_mutex);
+    return p != 0 && p != getpid();
+}
+
+static void opencl_touch(void)
+{
+    pthread_mutex_lock(&opencl_pid_mutex);
+    if (opencl_pid == 0)
+        opencl_pid = getpid();
+    pthread_mutex_unlock(&opencl_pid_mutex);
+}
+
+/* fork_safe_config: in a child of an OpenCL process, auto becomes cpu and
+ * opencl raises; elsewhere notes that OpenCL may be touched now. */
+static void fork_safe_config(hb_config *cfg)
+{
+    const char *env = cfg->use_environment ? getenv("HASHBATCH_BACKEND") : NULL;
+    hb_backend_kind kind = cfg->backend;
+    if (env != NULL)
+        hb_backend_parse(env, &kind);
+    if (kind == HB_BACKEND_CPU)
+        return;
+    if (!opencl_forked()) {
+        opencl_touch();
+        return;
+    }
+    if (kind == HB_BACKEND_OPENCL)
+        rb_raise(hb_ext_error_class(HB_ERR_NO_OPENCL),
+                 "Hashbatch: OpenCL cannot be used in process %ld: it was forked from process %ld, "
+                 "which had started OpenCL (its runtime threads do not survive a fork); use backend: \"cpu\"",
+                 (long)getpid(), (long)opencl_pid);
+    cfg->backend = HB_BACKEND_CPU;
+    cfg->use_environment = 0;
+}
+
 /* ---- shared engine state ------------------------------------------- */
 
 typedef struct {
@@ -44,12 +92,27 @@ typedef struct {
     pid_t pid;               /* the process that opened it */
     pthread_rwlock_t lock;   /* read: submit, cancel, free; write: close */
     atomic_uint refs;
+    int pool_takes_jobs;     /* the OpenSSL pool hashes queued jobs, so
+                                hb_sha1_batch hashes small batches inline */
 } engine_ref;
 
-static engine_ref *engine_ref_new(hb_engine *e)
+/* pool_takes_jobs: whether an engine opened with cfg has its CPU pool
+ * take jobs (backend cpu, or auto with device "all", as hashbatch.h says),
+ * unless the environment may have changed that. */
+static int pool_takes_jobs(const hb_config *cfg, hb_engine *e)
+{
+    if (hb_engine_backend(e) == HB_BACKEND_CPU)
+        return 1;
+    if (cfg->use_environment && (getenv("HASHBATCH_BACKEND") || getenv("HASHBATCH_DEVICE")))
+        return 0;
+    return cfg->backend == HB_BACKEND_AUTO && cfg->device != NULL && strcmp(cfg->device, "all") == 0;
+}
+
+static engine_ref *engine_ref_new(hb_engine *e, const hb_config *cfg)
 {
     engine_ref *r = ruby_xcalloc(1, sizeof(*r));
     r->e = e;
+    r->pool_takes_jobs = pool_takes_jobs(cfg, e);
     r->pid = getpid();
     r->refs = 1;
     pthread_rwlock_init(&r->lock, NULL);
@@ -109,6 +172,7 @@ typedef struct {
     size_t nlocked;
     int hex;                /* results as hex text */
     int finished;           /* status is the outcome */
+    int waiters;            /* threads in batch_wait: the job outlives them */
     hb_status status;
     VALUE result;
 } batch;
@@ -277,28 +341,49 @@ static void wait_ubf(void *p)
     ((wait_arg *)p)->interrupted = 1;
 }
 
+typedef struct {
+    batch *b;
+    wait_arg w;
+} wait_call;
+
+/* wait_loop: the waiting proper (see batch_wait). */
+static VALUE wait_loop(VALUE p)
+{
+    wait_call *c = (wait_call *)p;
+    for (;;) {
+        c->w.interrupted = 0;
+        rb_thread_call_without_gvl(wait_nogvl, &c->w, wait_ubf, &c->w); /* may raise */
+        if (c->w.st != HB_ERR_TIMEOUT) {
+            c->b->status = c->w.st;
+            c->b->finished = 1;
+            return Qtrue;
+        }
+        if (c->w.deadline_ns >= 0 && now_ns() >= c->w.deadline_ns)
+            return Qfalse;
+        rb_thread_check_ints();
+    }
+}
+
+static VALUE wait_done(VALUE p)
+{
+    ((wait_call *)p)->b->waiters--;
+    return Qnil;
+}
+
 /* batch_wait: waits up to timeout_s seconds (< 0: forever) without the
  * GVL, running interrupts as they come (they may raise). Returns 1 when the
- * job has finished (b->status set), 0 on timeout. */
+ * job has finished (b->status set), 0 on timeout. b->waiters counts the
+ * threads inside, so none frees the job under another. */
 static int batch_wait(batch *b, double timeout_s)
 {
     if (b->finished)
         return 1;
-    wait_arg w;
-    w.job = b->job;
-    w.deadline_ns = timeout_s < 0 ? -1 : now_ns() + (int64_t)(timeout_s * 1e9);
-    for (;;) {
-        w.interrupted = 0;
-        rb_thread_call_without_gvl(wait_nogvl, &w, wait_ubf, &w); /* may raise */
-        if (w.st != HB_ERR_TIMEOUT) {
-            b->status = w.st;
-            b->finished = 1;
-            return 1;
-        }
-        if (w.deadline_ns >= 0 && now_ns() >= w.deadline_ns)
-            return 0;
-        rb_thread_check_ints();
-    }
+    wait_call c;
+    c.b = b;
+    c.w.job = b->job;
+    c.w.deadline_ns = timeout_s < 0 ? -1 : now_ns() + (int64_t)(timeout_s * 1e9);
+    b->waiters++;
+    return RTEST(rb_ensure(wait_loop, (VALUE)&c, wait_done, (VALUE)&c));
 }
 
 /* batch_result: the digests as an Array (binary or hex strings); raises
@@ -332,12 +417,12 @@ typedef struct {
     VALUE ary;
 } sync_call;
 
-/* inline_ok: a small batch on a CPU-pool engine is hashed right here,
- * holding the GVL (hb_sha1_batch does not queue it): cheaper than any
- * hand-off. */
+/* inline_ok: a small batch (under gvl_threshold bytes) on an engine
+ * whose pool takes jobs is hashed right here, holding the GVL
+ * (hb_sha1_batch does not queue it): cheaper than any hand-off. */
 static int inline_ok(const batch *b)
 {
-    if (b->n > 64 || hb_engine_backend(b->eng->e) != HB_BACKEND_CPU)
+    if (b->n > 64 || !b->eng->pool_takes_jobs)
         return 0;
     size_t total = 0;
     for (size_t i = 0; i < b->n; i++)
@@ -448,8 +533,9 @@ static void *open_nogvl(void *p)
 
 /* open_engine: opens an engine without the GVL (a kernel build takes
  * seconds); raises the mapped error on failure. */
-static hb_engine *open_engine(const hb_config *cfg)
+static hb_engine *open_engine(hb_config *cfg)
 {
+    fork_safe_config(cfg);
     open_arg a;
     memset(&a, 0, sizeof a);
     a.cfg = *cfg;
@@ -509,7 +595,7 @@ static VALUE engine_initialize(int argc, VALUE *argv, VALUE self)
     TypedData_Get_Struct(self, engine_obj, &engine_type, o);
     if (o->ref != NULL)
         rb_raise(rb_eRuntimeError, "Hashbatch::Engine already initialized");
-    o->ref = engine_ref_new(open_engine(&cfg));
+    o->ref = engine_ref_new(open_engine(&cfg), &cfg);
     return self;
 }
 
@@ -649,6 +735,10 @@ static VALUE engine_backend(VALUE self)
 /* devices_list: every OpenCL device (hb_devices_list) as Hashes. */
 static VALUE devices_list(VALUE self)
 {
+    if (opencl_forked())
+        rb_raise(hb_ext_error_class(HB_ERR_NO_OPENCL),
+                 "Hashbatch.devices: OpenCL cannot be used in a process forked from one that had started it");
+    opencl_touch();
     size_t count = 0;
     hb_status st = hb_devices_list(NULL, 0, &count);
     if (st != HB_OK)
@@ -745,10 +835,11 @@ static batch *job_get(VALUE self)
     return b;
 }
 
-/* job_settle: after a finished wait, release the job's hold. */
+/* job_settle: once finished and no thread waits on it any more, the job
+ * lets go of its hb_job and snapshots. */
 static void job_settle(batch *b)
 {
-    if (b->finished)
+    if (b->finished && b->waiters == 0)
         batch_release(b);
 }
 
@@ -820,7 +911,11 @@ static VALUE job_size(VALUE self)
 
 static engine_ref *default_ref;
 static pthread_mutex_t default_mutex = PTHREAD_MUTEX_INITIALIZER;
-static hb_backend_kind default_backend = HB_BACKEND_CPU;
+/* The default engine: the library's auto backend with device "all" (the
+ * OpenCL devices and the OpenSSL pool side by side), measured fastest
+ * for hexdigest_many here (bench/ruby); HASHBATCH_* still override. */
+static hb_backend_kind default_backend = HB_BACKEND_AUTO;
+static const char *default_device = "all";
 
 /* default_engine: the process's default engine, opened on first use (and
  * again in a forked child: the parent's is left alone, never closed). */
@@ -835,7 +930,8 @@ static engine_ref *default_engine(void)
     pthread_mutex_unlock(&default_mutex);
     hb_config cfg;
     hb_config_init(&cfg);
-    cfg.backend = default_backend; /* HASHBATCH_BACKEND still overrides */
+    cfg.backend = default_backend;
+    cfg.device = default_device;
     hb_engine *e = open_engine(&cfg);
     pthread_mutex_lock(&default_mutex);
     if (default_ref != NULL && default_ref->pid == getpid()) {
@@ -843,7 +939,7 @@ static engine_ref *default_engine(void)
         hb_engine_close(e); /* another thread won the race */
         return default_ref;
     }
-    default_ref = engine_ref_new(e); /* a forked parent's is forgotten */
+    default_ref = engine_ref_new(e, &cfg); /* a forked parent's is forgotten */
     r = default_ref;
     pthread_mutex_unlock(&default_mutex);
     return r;
