@@ -125,8 +125,7 @@ static hb_status choose_devices(hb_engine *e, hb_opencl **opened, size_t *nopene
 
 /* With the pool taking jobs beside OpenCL devices that run on the host's
  * own cores (pocl), one pool thread per such device gives its core to it,
- * unless the caller chose the thread count: measured on 2 cores, pocl and
- * one pool thread out-hash pocl and two. */
+ * unless the caller chose the thread count. */
 static unsigned cpu_workers_for(const hb_engine *e, hb_opencl **devices, size_t ndevices)
 {
     unsigned threads = e->settings.cpu_threads;
@@ -138,9 +137,26 @@ static unsigned cpu_workers_for(const hb_engine *e, hb_opencl **devices, size_t 
     return threads;
 }
 
+/* With device "all" and a pocl device sharing the pool's cores, the pool
+ * leaves jobs of more messages than this to the device: pocl hashes them
+ * at about twice the pool's rate per core (bench/RESULTS.md), so a pool
+ * thread taking part only slows it. Smaller jobs, whose few lanes leave
+ * pocl's vectors mostly empty, both take. */
+#define POOL_CROWD_ABOVE 256u
+
+static void choose_pool_limits(hb_engine *e, hb_opencl **devices, size_t ndevices)
+{
+    e->pool_limits = hb_cpu_take_limits;
+    int all = e->settings.backend == HB_BACKEND_AUTO && strcmp(e->settings.device, "all") == 0;
+    for (size_t i = 0; all && i < ndevices; i++)
+        if (hb_opencl_info(devices[i])->type == HB_DEVICE_CPU)
+            e->pool_limits.crowd_above = POOL_CROWD_ABOVE;
+}
+
 static hb_status start_workers(hb_engine *e, hb_opencl **devices, size_t ndevices)
 {
     e->settings.cpu_threads = cpu_workers_for(e, devices, ndevices);
+    choose_pool_limits(e, devices, ndevices);
     e->nworkers = ndevices + e->settings.cpu_threads;
     e->workers = calloc(e->nworkers, sizeof *e->workers);
     if (e->workers == NULL) {
@@ -309,7 +325,7 @@ hb_status hb_submit(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_
 static void help_with_own_job(hb_engine *e, hb_job *j)
 {
     hb_batch *b;
-    while ((b = hb_queue_take_own(&e->queue, j, &hb_cpu_take_limits)) != NULL)
+    while ((b = hb_queue_take_own(&e->queue, j, &e->pool_limits)) != NULL)
         hb_cpu_run_batch(e, b);
 }
 
@@ -431,6 +447,7 @@ void hb_engine_quarantine(hb_engine *e, hb_worker *w)
     if (!already && atomic_fetch_sub(&e->devices_alive, 1) == 1) {
         pthread_mutex_lock(&e->queue.lock);
         atomic_store(&e->queue.cpu_takes_jobs, 1);
+        e->pool_limits.crowd_above = 0; /* no device left: the pool takes all */
         pthread_cond_broadcast(&e->queue.cpu_work);
         pthread_mutex_unlock(&e->queue.lock);
     }

@@ -31,6 +31,7 @@ typedef struct hb_worker {
 
 struct hb_engine {
     hb_settings settings;
+    hb_take_limits pool_limits; /* what the CPU pool (and a waiting caller) take */
     hb_backend_kind backend; /* OPENCL or CPU: what hashes queued jobs */
     hb_queue queue;
     hb_worker *workers;

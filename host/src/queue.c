@@ -91,6 +91,8 @@ static size_t messages_fitting(const hb_job *j, const hb_take_limits *limits, ta
     while (j->next_to_take + k < j->n && t->count < limits->max_messages) {
         uint64_t len = j->msgs[j->next_to_take + k].len;
         int is_long = len > limits->long_above;
+        if (k == 0 && limits->crowd_above > 0 && j->n - j->next_to_take > limits->crowd_above)
+            break;
         if (t->count == 0) {
             if (is_long && limits->refuse_long)
                 break;

@@ -47,6 +47,9 @@ typedef struct {
     size_t long_max;        /* long messages per batch (they stream side
                                by side through a device's lanes) */
     int refuse_long;        /* 1: take nothing if the head message is long */
+    size_t crowd_above;     /* >0: take nothing from a job with more messages
+                               left than this (a device that shares these
+                               cores hashes crowds better) */
 } hb_take_limits;
 
 typedef enum { HB_TAKER_DEVICE, HB_TAKER_CPU } hb_taker;

@@ -26,7 +26,7 @@ const hb_take_limits hb_cpu_take_limits = {
 static hb_batch *next_batch(hb_engine *e)
 {
     for (;;) {
-        hb_batch *b = hb_queue_take(&e->queue, HB_TAKER_CPU, &hb_cpu_take_limits, 1);
+        hb_batch *b = hb_queue_take(&e->queue, HB_TAKER_CPU, &e->pool_limits, 1);
         if (b != NULL || atomic_load(&e->devices_done))
             return b;
         /* closing, but a device may still hand work back: wait for it */
