@@ -30,7 +30,8 @@ static int cmp_member(const void *pa, const void *pb)
     int c = memcmp(sort_run->inodes[a->inode].full, sort_run->inodes[b->inode].full, 20);
     if (c != 0)
         return c;
-    return dd_inode_order(sort_run, a->inode) < dd_inode_order(sort_run, b->inode) ? -1 : 1;
+    uint32_t oa = dd_inode_order(sort_run, a->inode), ob = dd_inode_order(sort_run, b->inode);
+    return oa < ob ? -1 : oa > ob;
 }
 
 /* add_collision: records and announces that a and b share a SHA-1 but not

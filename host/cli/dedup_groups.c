@@ -22,7 +22,8 @@ static int cmp_class(const void *pa, const void *pb)
     uint32_t ca = sort_run->inodes[a].cls, cb = sort_run->inodes[b].cls;
     if (ca != cb)
         return ca < cb ? -1 : 1;
-    return dd_inode_order(sort_run, a) < dd_inode_order(sort_run, b) ? -1 : 1;
+    uint32_t oa = dd_inode_order(sort_run, a), ob = dd_inode_order(sort_run, b);
+    return oa < ob ? -1 : oa > ob;
 }
 
 static int cmp_u32_order(const void *pa, const void *pb)

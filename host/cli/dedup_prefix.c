@@ -26,7 +26,8 @@ static int cmp_prefix(const void *pa, const void *pb)
     int c = memcmp(sort_run->inodes[a].prefix, sort_run->inodes[b].prefix, 20);
     if (c != 0)
         return c;
-    return dd_inode_order(sort_run, a) < dd_inode_order(sort_run, b) ? -1 : 1;
+    uint32_t oa = dd_inode_order(sort_run, a), ob = dd_inode_order(sort_run, b);
+    return oa < ob ? -1 : oa > ob;
 }
 
 /* add_set: a set of n inodes (one size, one prefix) for the full stage. */

@@ -38,7 +38,7 @@ static int same_as_walk(const dd_inode *k, const struct stat *st)
            st->st_mtim.tv_nsec == k->mtime_nsec;
 }
 
-/* set_errno_cause: cause = strerror(e) in buf. */
+/* errno_cause: strerror(e), copied into buf. */
 static const char *errno_cause(int e, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%s", strerror(e));

@@ -47,7 +47,8 @@ static int cmp_size(const void *pa, const void *pb)
     const dd_inode *x = &sort_run->inodes[a], *y = &sort_run->inodes[b];
     if (x->size != y->size)
         return x->size < y->size ? -1 : 1;
-    return dd_inode_order(sort_run, a) < dd_inode_order(sort_run, b) ? -1 : 1;
+    uint32_t oa = dd_inode_order(sort_run, a), ob = dd_inode_order(sort_run, b);
+    return oa < ob ? -1 : oa > ob;
 }
 
 /* dd_grow: makes *p (of *cap elements of size sz) hold need. 0 or ENOMEM. */
