@@ -945,6 +945,22 @@ static engine_ref *default_engine(void)
     return r;
 }
 
+/* close_default_at_exit: an end proc: the default engine is closed while
+ * Ruby exits, before the C runtime's exit handlers tear down OpenCL and
+ * OpenSSL under its threads. Only in the process that opened it. */
+static void close_default_at_exit(VALUE unused)
+{
+    pthread_mutex_lock(&default_mutex);
+    engine_ref *r = default_ref;
+    if (r != NULL && r->pid == getpid())
+        default_ref = NULL;
+    else
+        r = NULL;
+    pthread_mutex_unlock(&default_mutex);
+    if (r != NULL)
+        engine_ref_unref(r);
+}
+
 static VALUE m_sha1_many(VALUE mod, VALUE strings)
 {
     VALUE ary = strings_array(strings);
@@ -1001,6 +1017,7 @@ void hb_ext_init_engine(void)
     rb_define_method(cJob, "cancel", job_cancel, 0);
     rb_define_method(cJob, "size", job_size, 0);
 
+    rb_set_end_proc(close_default_at_exit, Qnil);
     rb_define_module_function(hb_mHashbatch, "sha1_many", m_sha1_many, 1);
     rb_define_module_function(hb_mHashbatch, "hexdigest_many", m_hexdigest_many, 1);
     rb_define_module_function(hb_mHashbatch, "devices", devices_list, 0);
