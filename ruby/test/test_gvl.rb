@@ -50,13 +50,15 @@ class TestGVL < Minitest::Test
     e&.close
   end
 
-  # A wait of a few seconds on one CPU thread, for the interrupt tests.
+  # A wait of a few seconds on one CPU thread: 4 GiB in 4 MiB messages
+  # (a cancel lets the worker finish the message it holds: 2 ms here).
+  PIECE = ("L" * (4 << 20)).freeze
   def long_batch
-    [BIG] * 16 # 4 GiB
+    [PIECE] * 1024
   end
 
   def assert_prompt(latency, what)
-    # The wait polls at 10 ms and cancel waits for at most one 256 MiB
+    # The wait polls every 10 ms and cancel waits for at most one 4 MiB
     # message already on a worker; 100 ms is the target, 0.4 s the bound
     # on a loaded 2-core machine (the batch itself takes seconds).
     assert_operator latency, :<, 0.4, "#{what} took #{latency}s to interrupt the wait"
