@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh - builds the gem's extension against a build tree and runs the
 # Ruby benchmarks, printing their tables: the Feature #11625 workload
-# (feature11625.rb) and where releasing the GVL pays (gvl_threshold.rb).
+# (feature11625.rb), where releasing the GVL pays (gvl_threshold.rb) and
+# how fast an interrupted wait returns (interrupt_latency.rb).
 # Usage: bench/ruby/run.sh [BUILD_DIR]   (default: build; the library must
 #        be built there: scripts/build.sh BUILD_DIR)
 #   env: passed on to the scripts (N, SIZE, REPS, THREADS, ONLY, IPS,
@@ -25,3 +26,5 @@ if [ "${SKIP_THRESHOLD:-0}" != 1 ]; then
     echo
     ruby "${rubyargs[@]}" "$root/bench/ruby/gvl_threshold.rb"
 fi
+echo
+ruby "${rubyargs[@]}" "$root/bench/ruby/interrupt_latency.rb"
