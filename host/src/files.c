@@ -36,16 +36,25 @@
 #define DEFAULT_BATCH_BYTES (8 * MIB)
 #define DEFAULT_CHUNK_BYTES MIB
 #define BATCH_FILES_MAX 4096
-#define UNKNOWN_SIZE_FIRST ((size_t)64 << 10)
+#define UNKNOWN_SIZE_FIRST ((size_t)4 << 10)
 #define IO_THREADS_MAX 16u
+#define MEMORY_MIN ((size_t)64)
 
-/* One engine submission: small files read whole. */
+/* One engine submission: small files read whole, most of them into
+ * slices of one arena (a recycled buffer, so pages are touched once per
+ * job, not once per file), the others (size unknown until read) into
+ * buffers of their own. */
 typedef struct files_batch {
     struct files_batch *next;
     size_t count;
-    size_t reserved; /* budget bytes its buffers hold */
+    size_t reserved;      /* budget bytes its own buffers hold */
+    unsigned char *arena; /* NULL until a slice is asked for */
+    size_t arena_used;
+    unsigned writers;     /* readers still filling their slices */
+    int closed;           /* no more files join; queued once writers is 0 */
     size_t index[BATCH_FILES_MAX];
-    void *buf[BATCH_FILES_MAX];
+    void *buf[BATCH_FILES_MAX];        /* a buffer of its own, or NULL */
+    unsigned char skip[BATCH_FILES_MAX]; /* slice given up: no result here */
     hb_msg msg[BATCH_FILES_MAX];
     hb_digest digest[BATCH_FILES_MAX];
     hb_job *job;
@@ -60,12 +69,19 @@ struct hb_files_job {
     hb_files_options opt;
 
     pthread_mutex_t lock; /* everything below but bytes_read */
-    pthread_cond_t cond;  /* budget freed, batch queued, job finished */
+    pthread_cond_t space; /* memory or an arena freed; an open batch to send */
+    pthread_cond_t work;  /* a batch queued, or the readers are done */
+    pthread_cond_t done;  /* the job finished */
+    unsigned space_waiters;
+    int collector_waiting;
     pthread_mutex_t callback_lock;
     size_t next;
     size_t in_memory;
     files_batch *open;
     files_batch *queue_head, *queue_tail;
+    size_t arena_bytes;       /* size of every arena */
+    unsigned char **free_arenas; /* arenas back from the engine */
+    size_t nfree, free_cap;
     unsigned io_running;
     atomic_int cancelled;
     int finished;
@@ -122,14 +138,69 @@ static void take_memory_locked(hb_files_job *j, size_t n)
         j->stats.peak_memory = j->in_memory;
 }
 
-/* submit_locked: hands the open batch to the engine and queues it for the
- * collector. */
-static void submit_locked(hb_files_job *j)
+/* wake_space_locked: readers waiting for memory look again. Signalling
+ * only when someone waits keeps the futex calls down (one per file
+ * otherwise). */
+static void wake_space_locked(hb_files_job *j)
 {
-    files_batch *b = j->open;
-    if (b == NULL)
+    if (j->space_waiters > 0)
+        pthread_cond_broadcast(&j->space);
+}
+
+/* wait_space_locked: waits for wake_space_locked. */
+static void wait_space_locked(hb_files_job *j)
+{
+    j->space_waiters++;
+    pthread_cond_wait(&j->space, &j->lock);
+    j->space_waiters--;
+}
+
+/* wake_collector_locked: the collector looks at the queue again. */
+static void wake_collector_locked(hb_files_job *j)
+{
+    if (j->collector_waiting)
+        pthread_cond_signal(&j->work);
+}
+
+/* recycle_arena_locked: an arena back to the free list (or freed). */
+static void recycle_arena_locked(hb_files_job *j, unsigned char *arena)
+{
+    if (arena == NULL)
         return;
-    j->open = NULL;
+    if (j->nfree < j->free_cap) {
+        j->free_arenas[j->nfree++] = arena;
+    } else {
+        free(arena);
+        j->in_memory -= j->arena_bytes;
+    }
+    wake_space_locked(j);
+}
+
+/* get_arena_locked: a free arena, or a new one when the budget allows;
+ * NULL when neither (or out of memory). */
+static unsigned char *get_arena_locked(hb_files_job *j)
+{
+    if (j->nfree > 0)
+        return j->free_arenas[--j->nfree];
+    if (j->in_memory > 0 && j->in_memory + j->arena_bytes > j->opt.memory_max)
+        return NULL;
+    unsigned char *a = malloc(j->arena_bytes);
+    if (a != NULL)
+        take_memory_locked(j, j->arena_bytes);
+    return a;
+}
+
+/* queue_locked: hands a closed batch whose slices are all filled to the
+ * engine and queues it for the collector (an empty one is dropped). */
+static void queue_locked(hb_files_job *j, files_batch *b)
+{
+    if (b->count == 0) {
+        recycle_arena_locked(j, b->arena);
+        j->in_memory -= b->reserved;
+        free(b);
+        wake_space_locked(j);
+        return;
+    }
     b->submit_status = hb_submit(j->engine, b->msg, b->count, b->digest, &b->job);
     if (b->submit_status != HB_OK)
         b->job = NULL;
@@ -139,18 +210,45 @@ static void submit_locked(hb_files_job *j)
     else
         j->queue_head = b;
     j->queue_tail = b;
-    pthread_cond_broadcast(&j->cond);
+    wake_collector_locked(j);
+}
+
+/* submit_locked: closes the open batch: no more files join it, and it
+ * goes to the engine as soon as its last slice is filled. */
+static void submit_locked(hb_files_job *j)
+{
+    files_batch *b = j->open;
+    if (b == NULL)
+        return;
+    j->open = NULL;
+    b->closed = 1;
+    if (b->writers == 0)
+        queue_locked(j, b);
+}
+
+/* full: the batch should go (files or bytes enough). */
+static int full(const hb_files_job *j, const files_batch *b)
+{
+    return b->count == BATCH_FILES_MAX || b->reserved + b->arena_used >= j->opt.batch_bytes;
 }
 
 /* reserve: waits until n more bytes fit under memory_max (or nothing is
- * held), submitting the open batch so the collector can free memory. */
+ * held), freeing idle arenas and submitting the open batch so that the
+ * collector can free memory. */
 static void reserve(hb_files_job *j, size_t n)
 {
     pthread_mutex_lock(&j->lock);
     while (!atomic_load(&j->cancelled) && j->in_memory > 0 && j->in_memory + n > j->opt.memory_max) {
-        if (j->open != NULL)
+        if (j->nfree > 0) { /* an idle arena gives its budget back */
+            free(j->free_arenas[--j->nfree]);
+            j->in_memory -= j->arena_bytes;
+            continue;
+        }
+        if (j->open != NULL) {
             submit_locked(j);
-        pthread_cond_wait(&j->cond, &j->lock);
+            continue;
+        }
+        wait_space_locked(j);
     }
     take_memory_locked(j, n);
     pthread_mutex_unlock(&j->lock);
@@ -161,7 +259,7 @@ static void release(hb_files_job *j, size_t n)
 {
     pthread_mutex_lock(&j->lock);
     j->in_memory -= n;
-    pthread_cond_broadcast(&j->cond);
+    wake_space_locked(j);
     pthread_mutex_unlock(&j->lock);
 }
 
@@ -183,12 +281,85 @@ static int add_to_batch(hb_files_job *j, size_t i, void *buf, size_t len, size_t
     b->reserved += reserved;
     j->stats.batched_files++;
     j->stats.batched_bytes += len;
-    if (b->count == BATCH_FILES_MAX || b->reserved >= j->opt.batch_bytes)
+    if (full(j, b))
         submit_locked(j);
-    pthread_cond_broadcast(&j->cond); /* a reader waiting for memory may
-                                         now submit the open batch */
+    wake_space_locked(j); /* a reader waiting for memory may now submit
+                             the open batch */
     pthread_mutex_unlock(&j->lock);
     return 0;
+}
+
+/* take_slot: need bytes of the open batch's arena for file i, starting
+ * a batch (and taking an arena) when needed; waits while the budget has
+ * no arena left. Returns the batch with *slot counted as a writer, or
+ * NULL (cancelled, or out of memory: *st says which). */
+static files_batch *take_slot(hb_files_job *j, size_t i, size_t need, size_t *slot,
+                              hb_status *st)
+{
+    pthread_mutex_lock(&j->lock);
+    files_batch *b;
+    for (;;) {
+        b = j->open;
+        if (atomic_load(&j->cancelled)) {
+            *st = HB_ERR_CANCELLED;
+            b = NULL;
+            break;
+        }
+        if (b != NULL && b->count < BATCH_FILES_MAX && b->arena != NULL &&
+            j->arena_bytes - b->arena_used >= need)
+            break;
+        if (b != NULL && b->arena == NULL && b->count < BATCH_FILES_MAX &&
+            (b->arena = get_arena_locked(j)) != NULL)
+            break;
+        if (b != NULL) { /* no room: it goes, and a new one starts */
+            submit_locked(j);
+            continue;
+        }
+        unsigned char *a = get_arena_locked(j);
+        if (a != NULL && (b = calloc(1, sizeof *b)) == NULL) {
+            recycle_arena_locked(j, a);
+            *st = HB_ERR_NO_MEMORY;
+            break;
+        }
+        if (a != NULL) {
+            b->arena = a;
+            j->open = b;
+            continue;
+        }
+        wait_space_locked(j); /* the collector frees arenas */
+    }
+    if (b != NULL) {
+        *slot = b->count++;
+        b->index[*slot] = i;
+        b->buf[*slot] = NULL;
+        b->msg[*slot].data = b->arena + b->arena_used;
+        b->msg[*slot].len = 0;
+        b->arena_used += need;
+        b->writers++;
+    }
+    pthread_mutex_unlock(&j->lock);
+    return b;
+}
+
+/* end_slot: a writer is done with its slice: len bytes, or (ok 0) given
+ * up, its file's result delivered elsewhere. Queues the batch when it was
+ * closed and this was its last writer, or closes it when full. */
+static void end_slot(hb_files_job *j, files_batch *b, size_t slot, size_t len, int ok)
+{
+    pthread_mutex_lock(&j->lock);
+    b->msg[slot].len = ok ? len : 0;
+    b->skip[slot] = !ok;
+    if (ok) {
+        j->stats.batched_files++;
+        j->stats.batched_bytes += len;
+    }
+    b->writers--;
+    if (b->closed && b->writers == 0)
+        queue_locked(j, b);
+    else if (b == j->open && full(j, b))
+        submit_locked(j);
+    wake_space_locked(j);
+    pthread_mutex_unlock(&j->lock);
 }
 
 /* ---- reading ----------------------------------------------------------- */
@@ -325,6 +496,52 @@ static void read_small(io_thread *t, size_t i, const hb_open_file *f)
     }
 }
 
+/* read_slice: reads up to cap bytes of f into dst. Returns 0 or an errno
+ * value; *len counts what was read. */
+static int read_slice(hb_files_job *j, const hb_open_file *f, unsigned char *dst, size_t cap,
+                      size_t *len)
+{
+    size_t got = 0;
+    *len = 0;
+    while (*len < cap) {
+        int err = hb_file_read(f->fd, dst + *len, cap - *len, &got);
+        if (err != 0)
+            return err;
+        if (got == 0)
+            break;
+        *len += got;
+        atomic_fetch_add(&j->bytes_read, got);
+    }
+    return 0;
+}
+
+/* read_sized: a small regular file of known size, read into a slice of
+ * the open batch's arena (its size and one byte more, to see the end); a
+ * file that turns out longer is streamed instead. */
+static void read_sized(io_thread *t, size_t i, const hb_open_file *f)
+{
+    hb_files_job *j = t->job;
+    size_t need = (size_t)f->st0.st_size + 1, slot = 0, len = 0;
+    hb_status st = HB_OK;
+    files_batch *b = take_slot(j, i, need, &slot, &st);
+    if (b == NULL) {
+        fail_file(j, i, st, st == HB_ERR_NO_MEMORY ? ENOMEM : 0);
+        return;
+    }
+    unsigned char *dst = (unsigned char *)b->msg[slot].data;
+    int err = read_slice(j, f, dst, need, &len);
+    if (err == 0 && len == need) { /* it grew: stream it (the slice must
+                                      stay ours until then) */
+        stream_file(t, i, f, dst, len);
+        end_slot(j, b, slot, 0, 0);
+        return;
+    }
+    st = err ? HB_ERR_IO : check_unchanged(f, &err);
+    end_slot(j, b, slot, len, st == HB_OK);
+    if (st != HB_OK)
+        fail_file(j, i, st, st == HB_ERR_IO ? err : 0);
+}
+
 /* do_file: opens input i and reads it one way or the other. */
 static void do_file(io_thread *t, size_t i)
 {
@@ -338,6 +555,8 @@ static void do_file(io_thread *t, size_t i)
     }
     if (f.regular && (uint64_t)f.st0.st_size > j->opt.small_max)
         stream_file(t, i, &f, NULL, 0);
+    else if (f.regular && f.st0.st_size > 0)
+        read_sized(t, i, &f);
     else
         read_small(t, i, &f);
     hb_file_close(&f);
@@ -361,9 +580,10 @@ static void *io_main(void *arg)
     for (size_t i; (i = take_next(j)) < j->n;)
         do_file(t, i);
     pthread_mutex_lock(&j->lock);
-    if (--j->io_running == 0)
+    if (--j->io_running == 0) {
         submit_locked(j);
-    pthread_cond_broadcast(&j->cond);
+        wake_collector_locked(j);
+    }
     pthread_mutex_unlock(&j->lock);
     free(t->chunk);
     free(t);
@@ -384,6 +604,8 @@ static void deliver(hb_files_job *j, files_batch *b)
     }
     for (size_t k = 0; k < b->count; k++) {
         hb_file_result r;
+        if (b->skip[k])
+            continue;
         memset(&r, 0, sizeof r);
         r.status = st;
         if (st == HB_OK) {
@@ -393,6 +615,9 @@ static void deliver(hb_files_job *j, files_batch *b)
         free(b->buf[k]);
         finish_file(j, b->index[k], &r);
     }
+    pthread_mutex_lock(&j->lock);
+    recycle_arena_locked(j, b->arena);
+    pthread_mutex_unlock(&j->lock);
     release(j, b->reserved);
     free(b);
 }
@@ -413,8 +638,11 @@ static void *collector_main(void *arg)
     hb_files_job *j = arg;
     pthread_mutex_lock(&j->lock);
     for (;;) {
-        while (j->queue_head == NULL && (j->io_running > 0 || j->open != NULL))
-            pthread_cond_wait(&j->cond, &j->lock);
+        while (j->queue_head == NULL && (j->io_running > 0 || j->open != NULL)) {
+            j->collector_waiting = 1;
+            pthread_cond_wait(&j->work, &j->lock);
+            j->collector_waiting = 0;
+        }
         files_batch *b = j->queue_head;
         if (b == NULL)
             break;
@@ -429,7 +657,7 @@ static void *collector_main(void *arg)
     cancel_rest(j);
     pthread_mutex_lock(&j->lock);
     j->finished = 1;
-    pthread_cond_broadcast(&j->cond);
+    pthread_cond_broadcast(&j->done);
     pthread_mutex_unlock(&j->lock);
     return NULL;
 }
@@ -455,10 +683,13 @@ static void resolve_options(hb_files_options *o, const hb_files_options *given, 
     o->memory_max = o->memory_max ? o->memory_max : DEFAULT_MEMORY_MAX;
     o->batch_bytes = o->batch_bytes ? o->batch_bytes : DEFAULT_BATCH_BYTES;
     o->chunk_bytes = o->chunk_bytes ? o->chunk_bytes : DEFAULT_CHUNK_BYTES;
-    if (o->small_max > o->memory_max / 2)
-        o->small_max = o->memory_max / 2 ? o->memory_max / 2 : 1;
+    if (o->memory_max < MEMORY_MIN)
+        o->memory_max = MEMORY_MIN;
+    /* two arenas (each max(batch_bytes, small_max + 1)) fit the cap */
+    if (o->small_max > o->memory_max / 4)
+        o->small_max = o->memory_max / 4;
     if (o->batch_bytes > o->memory_max / 2)
-        o->batch_bytes = o->memory_max / 2 ? o->memory_max / 2 : 1;
+        o->batch_bytes = o->memory_max / 2;
 }
 
 /* check_args: the argument rules of hb_submit_files. */
@@ -487,13 +718,23 @@ static hb_files_job *job_new(hb_engine *e, const hb_file_input *in, size_t n, hb
     j->n = n;
     j->out = out;
     resolve_options(&j->opt, opt, n);
+    j->arena_bytes = j->opt.batch_bytes > j->opt.small_max + 1 ? j->opt.batch_bytes
+                                                               : j->opt.small_max + 1;
+    j->free_cap = j->opt.memory_max / j->arena_bytes + 1;
+    j->free_arenas = calloc(j->free_cap, sizeof *j->free_arenas);
+    if (j->free_arenas == NULL) {
+        free(j);
+        return NULL;
+    }
     j->stats.files = n;
     atomic_init(&j->bytes_read, 0);
     atomic_init(&j->cancelled, 0);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&j->cond, &ca);
+    pthread_cond_init(&j->done, &ca);
+    pthread_cond_init(&j->space, NULL);
+    pthread_cond_init(&j->work, NULL);
     pthread_condattr_destroy(&ca);
     pthread_mutex_init(&j->lock, NULL);
     pthread_mutex_init(&j->callback_lock, NULL);
@@ -526,6 +767,10 @@ static hb_status start_threads(hb_files_job *j)
     j->threads = calloc(want ? want : 1, sizeof *j->threads);
     if (j->threads == NULL)
         return HB_ERR_NO_MEMORY;
+    if (want == 0) { /* nothing to do: finished at once */
+        j->finished = 1;
+        return HB_OK;
+    }
     j->io_running = want;
     for (unsigned k = 0; k < want; k++) {
         if (start_io(j) != 0) {
@@ -553,9 +798,14 @@ static hb_status start_threads(hb_files_job *j)
 /* destroy: frees a job whose threads are all joined. */
 static void destroy(hb_files_job *j)
 {
-    pthread_cond_destroy(&j->cond);
+    pthread_cond_destroy(&j->done);
+    pthread_cond_destroy(&j->space);
+    pthread_cond_destroy(&j->work);
     pthread_mutex_destroy(&j->lock);
     pthread_mutex_destroy(&j->callback_lock);
+    for (size_t k = 0; k < j->nfree; k++)
+        free(j->free_arenas[k]);
+    free(j->free_arenas);
     free(j->threads);
     free(j);
 }
@@ -613,8 +863,8 @@ hb_status hb_files_job_wait(hb_files_job *j, int64_t timeout_ns)
     pthread_mutex_lock(&j->lock);
     while (!j->finished && timeout_ns != 0) {
         if (timeout_ns < 0)
-            pthread_cond_wait(&j->cond, &j->lock);
-        else if (pthread_cond_timedwait(&j->cond, &j->lock, &until) == ETIMEDOUT)
+            pthread_cond_wait(&j->done, &j->lock);
+        else if (pthread_cond_timedwait(&j->done, &j->lock, &until) == ETIMEDOUT)
             break;
     }
     int finished = j->finished, cancelled = atomic_load(&j->cancelled);
@@ -632,7 +882,7 @@ hb_status hb_files_job_cancel(hb_files_job *j)
     pthread_mutex_lock(&j->lock);
     if (!j->finished)
         atomic_store(&j->cancelled, 1);
-    pthread_cond_broadcast(&j->cond);
+    pthread_cond_broadcast(&j->space);
     pthread_mutex_unlock(&j->lock);
     return HB_OK;
 }

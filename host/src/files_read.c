@@ -12,7 +12,9 @@
 
 #include "files.h"
 
-/* clear_nonblock: back to blocking reads on fd. Returns 0 or errno. */
+/* clear_nonblock: back to blocking reads on fd (regular files ignore the
+ * flag, so they are left alone: two system calls fewer per file). Returns
+ * 0 or errno. */
 static int clear_nonblock(int fd)
 {
     int fl = fcntl(fd, F_GETFL);
@@ -34,7 +36,7 @@ static hb_status classify(hb_open_file *f, int by_path, int read_special, int *e
     f->regular = S_ISREG(m);
     if (!f->regular && by_path && !read_special)
         return HB_ERR_NOT_REGULAR;
-    if (by_path && (*err = clear_nonblock(f->fd)) != 0)
+    if (by_path && !f->regular && (*err = clear_nonblock(f->fd)) != 0)
         return HB_ERR_IO;
     return HB_OK;
 }

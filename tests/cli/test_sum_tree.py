@@ -42,7 +42,8 @@ def check_tree(chk, exe, tmp, backends):
                                           "--io-threads", "1"],
                   ["--batch-bytes", "64K", "--io-threads", "7"]):
         what = "sum -r " + " ".join(extra)
-        p = clitest.run([exe, "sum", "-r"] + extra + ["tree"], cwd=tmp)
+        p = clitest.run([exe, "sum", "-r"] + extra + ["tree"], cwd=tmp,
+                        timeout=120)
         chk.status(p, 0, what)
         chk.same_bytes(p.stdout, su.oracle_tree(["tree"], [], tmp), what)
 
