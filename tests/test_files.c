@@ -30,8 +30,7 @@
 #define MIB ((size_t)1 << 20)
 #define NFILES 400
 
-static const hb_backend_kind backends[] = {HB_BACKEND_CPU, HB_BACKEND_OPENCL,
-                                           HB_BACKEND_AUTO};
+static const hb_backend_kind backends[] = {HB_BACKEND_CPU, HB_BACKEND_OPENCL, HB_BACKEND_AUTO};
 #define NBACKENDS (sizeof backends / sizeof backends[0])
 
 /* A folder of test files with their contents' digests. */
@@ -62,9 +61,9 @@ static void make_dir(tree *t)
 /* pick_size: boundary sizes first, then mostly small random ones. */
 static size_t pick_size(tu_rng *r, size_t i)
 {
-    static const size_t fixed[] = {0,       1,       55,      56,      63,     64,
-                                   65,      119,     120,     4095,    4096,   65536,
-                                   MIB - 1, MIB,     MIB + 1, 2 * MIB, 3 * MIB, 3 * MIB - 7};
+    static const size_t fixed[] = {0,       1,   55,      56,      63,      64,
+                                   65,      119, 120,     4095,    4096,    65536,
+                                   MIB - 1, MIB, MIB + 1, 2 * MIB, 3 * MIB, 3 * MIB - 7};
     if (i < sizeof fixed / sizeof fixed[0])
         return fixed[i];
     size_t k = tu_rng_below(r, 100);
@@ -154,11 +153,11 @@ typedef struct {
 } reader_cfg;
 
 static const reader_cfg reader_cfgs[] = {
-    {0, 0, 0, 0, 0},                        /* defaults */
+    {0, 0, 0, 0, 0},                             /* defaults */
     {1, 64 * KIB, 256 * KIB, 64 * KIB, 4 * KIB}, /* one reader, tight memory */
     {8, 2 * MIB, 8 * MIB, 1 * MIB, 256 * KIB},   /* many readers, big batches */
-    {1, 0, 1 * MIB, 0, 0}, /* two arenas fill the cap: an empty file's
-                              buffer must make an idle one give way */
+    {1, 0, 1 * MIB, 0, 0},                       /* two arenas fill the cap: an empty file's
+                                                    buffer must make an idle one give way */
 };
 #define NREADER_CFGS (sizeof reader_cfgs / sizeof reader_cfgs[0])
 
@@ -261,7 +260,7 @@ START_TEST(test_per_file_errors)
     ck_assert_int_eq(symlink("nowhere", dangling), 0);
     ck_assert_int_eq(symlink("loop", loop), 0);
     const char *paths[] = {good, missing, t.dir, fifo, dangling, loop, "/proc/self/mem", good};
-    const hb_status want_st[] = {HB_OK, HB_ERR_IO, HB_ERR_IO, HB_ERR_NOT_REGULAR,
+    const hb_status want_st[] = {HB_OK,     HB_ERR_IO, HB_ERR_IO, HB_ERR_NOT_REGULAR,
                                  HB_ERR_IO, HB_ERR_IO, HB_ERR_IO, HB_OK};
     const int want_err[] = {0, ENOENT, EISDIR, 0, ENOENT, ELOOP, EIO, 0};
     size_t n = sizeof paths / sizeof paths[0];
@@ -275,8 +274,8 @@ START_TEST(test_per_file_errors)
     for (size_t i = 0; i < n; i++) {
         ck_assert_msg(res[i].status == want_st[i], "%s: %s, expected %s", paths[i],
                       hb_status_name(res[i].status), hb_status_name(want_st[i]));
-        ck_assert_msg(res[i].err == want_err[i], "%s: errno %d, expected %d", paths[i],
-                      res[i].err, want_err[i]);
+        ck_assert_msg(res[i].err == want_err[i], "%s: errno %d, expected %d", paths[i], res[i].err,
+                      want_err[i]);
         if (want_st[i] == HB_OK)
             ck_assert(memcmp(res[i].digest, want, 20) == 0);
     }

@@ -73,8 +73,7 @@ static void help(void)
            "      --status         don't output anything, status code shows success\n"
            "      --strict         exit non-zero for improperly formatted checksum lines\n"
            "  -w, --warn           warn about improperly formatted checksum lines\n\n"
-           "Engine:\n" CLI_ENGINE_OPTIONS_HELP
-           "  --batch-bytes N\n"
+           "Engine:\n" CLI_ENGINE_OPTIONS_HELP "  --batch-bytes N\n"
            "                bytes of small files per engine submission (suffixes\n"
            "                K, M, G; default 8M)\n"
            "  --small-max N files up to N bytes are read whole and batched through\n"
@@ -297,9 +296,8 @@ static void report(const hb_engine *e, const hb_files_stats *fs)
         const hb_device_stats *d = &st.device[i];
         double busy = (double)d->busy_ns * 1e-9;
         fprintf(stderr,
-                "%s:   %s: %" PRIu64 " messages, %" PRIu64 " bytes, %" PRIu64
-                " batches, %" PRIu64 " launches, busy %.3f s (%.2f GB/s while busy), %" PRIu64
-                " errors%s\n",
+                "%s:   %s: %" PRIu64 " messages, %" PRIu64 " bytes, %" PRIu64 " batches, %" PRIu64
+                " launches, busy %.3f s (%.2f GB/s while busy), %" PRIu64 " errors%s\n",
                 CLI_PROGRAM, d->name, d->messages, d->bytes, d->batches, d->launches, busy,
                 busy > 0 ? (double)d->bytes / busy / 1e9 : 0.0, d->errors,
                 d->quarantined ? ", quarantined" : "");

@@ -44,8 +44,8 @@ void sum_hex(char out[41], const hb_digest d);
 typedef struct {
     char **names;
     size_t n, cap;
-    uint64_t bytes;  /* sizes known from the walk (for progress) */
-    int skipped;     /* some tree entry was reported and skipped */
+    uint64_t bytes; /* sizes known from the walk (for progress) */
+    int skipped;    /* some tree entry was reported and skipped */
 } sum_list;
 
 /* sum_list_add: appends a copy of name. Returns 0 or ENOMEM. */

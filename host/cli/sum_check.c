@@ -40,11 +40,11 @@ typedef struct {
     const char *shown; /* its name in messages ("standard input" for -) */
     check_item *items;
     size_t n, cap;
-    char **names;      /* the checks' names, for sum_run */
-    size_t *item_of;   /* names[k] is items[item_of[k]] */
+    char **names;    /* the checks' names, for sum_run */
+    size_t *item_of; /* names[k] is items[item_of[k]] */
     size_t nnames;
-    size_t next_item;  /* first item not yet printed */
-    int bsd_reversed;  /* -1 unknown, 0 standard, 1 "HEX NAME" lines */
+    size_t next_item; /* first item not yet printed */
+    int bsd_reversed; /* -1 unknown, 0 standard, 1 "HEX NAME" lines */
     uintmax_t misformatted, mismatched, unreadable;
     int formatted, matched;
 } checker;

@@ -115,8 +115,9 @@ int sum_list_build(sum_list *l, char *const *args, size_t n, int recurse, int fo
     memset(l, 0, sizeof *l);
     progress_stage(meter, "scanning", 0, 0);
     for (size_t i = 0; i < n; i++) {
-        int rc = recurse && is_dir(args[i]) ? add_tree(l, args[i], follow, meter)
-                                            : sum_list_add(l, args[i], meter ? size_of(args[i]) : 0);
+        int rc = recurse && is_dir(args[i])
+                     ? add_tree(l, args[i], follow, meter)
+                     : sum_list_add(l, args[i], meter ? size_of(args[i]) : 0);
         if (rc != 0) {
             progress_clear(meter);
             cli_error("%s", strerror(rc));

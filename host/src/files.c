@@ -3,15 +3,21 @@
  * the engine hashes (hb_submit_files and friends in hashbatch.h).
  *
  * Design: each I/O thread takes the next input, opens it (files_read.c)
- * and either reads it whole into memory (small files) and appends it to
- * the open batch, or streams it through OpenSSL's incremental SHA-1 in
- * chunk_bytes reads (big files, and small ones that turn out to grow).
- * A full batch is handed to the engine with hb_submit; one collector
- * thread waits for batches in submission order, writes their results and
- * frees their buffers. Memory: every buffer is reserved against
- * memory_max before it is read (a reader that would pass the cap first
- * submits the open batch, then waits for the collector to free some);
- * only growth of a file whose size was unknown is taken without waiting.
+ * and either reads it whole (small files) into the open batch, or
+ * streams it through OpenSSL's incremental SHA-1 in chunk_bytes reads
+ * (big files, and small ones that turn out to grow). A small file of
+ * known size is read into a slice of the batch's arena: arenas are
+ * recycled, so pages are touched once per job rather than once per file;
+ * files whose size is unknown (size 0 in fstat: empty, /proc, pipes) get
+ * a growing buffer of their own. A full batch is closed and handed to the
+ * engine (hb_submit) once its last slice is filled; one collector thread
+ * waits for batches in submission order, writes their results and gives
+ * the memory back. Memory: arenas and own buffers are counted against
+ * memory_max before they are used (a reader that would pass the cap
+ * frees idle arenas, closes the open batch, then waits for the
+ * collector); only growth of an unknown-size buffer is taken without
+ * waiting. Condition variables are signalled only when a thread waits on
+ * them: one futex call per file adds up over 30,000 files.
  *
  * Owns: the job, its threads, its buffers, its counters and per-file
  * results. Must not: print, touch the engine's insides (only the public
@@ -50,10 +56,10 @@ typedef struct files_batch {
     size_t reserved;      /* budget bytes its own buffers hold */
     unsigned char *arena; /* NULL until a slice is asked for */
     size_t arena_used;
-    unsigned writers;     /* readers still filling their slices */
-    int closed;           /* no more files join; queued once writers is 0 */
+    unsigned writers; /* readers still filling their slices */
+    int closed;       /* no more files join; queued once writers is 0 */
     size_t index[BATCH_FILES_MAX];
-    void *buf[BATCH_FILES_MAX];        /* a buffer of its own, or NULL */
+    void *buf[BATCH_FILES_MAX];          /* a buffer of its own, or NULL */
     unsigned char skip[BATCH_FILES_MAX]; /* slice given up: no result here */
     hb_msg msg[BATCH_FILES_MAX];
     hb_digest digest[BATCH_FILES_MAX];
@@ -79,7 +85,7 @@ struct hb_files_job {
     size_t in_memory;
     files_batch *open;
     files_batch *queue_head, *queue_tail;
-    size_t arena_bytes;       /* size of every arena */
+    size_t arena_bytes;          /* size of every arena */
     unsigned char **free_arenas; /* arenas back from the engine */
     size_t nfree, free_cap;
     unsigned io_running;
@@ -238,7 +244,8 @@ static int full(const hb_files_job *j, const files_batch *b)
 static void reserve(hb_files_job *j, size_t n)
 {
     pthread_mutex_lock(&j->lock);
-    while (!atomic_load(&j->cancelled) && j->in_memory > 0 && j->in_memory + n > j->opt.memory_max) {
+    while (!atomic_load(&j->cancelled) && j->in_memory > 0 &&
+           j->in_memory + n > j->opt.memory_max) {
         if (j->nfree > 0) { /* an idle arena gives its budget back */
             free(j->free_arenas[--j->nfree]);
             j->in_memory -= j->arena_bytes;
@@ -293,8 +300,7 @@ static int add_to_batch(hb_files_job *j, size_t i, void *buf, size_t len, size_t
  * a batch (and taking an arena) when needed; waits while the budget has
  * no arena left. Returns the batch with *slot counted as a writer, or
  * NULL (cancelled, or out of memory: *st says which). */
-static files_batch *take_slot(hb_files_job *j, size_t i, size_t need, size_t *slot,
-                              hb_status *st)
+static files_batch *take_slot(hb_files_job *j, size_t i, size_t need, size_t *slot, hb_status *st)
 {
     pthread_mutex_lock(&j->lock);
     files_batch *b;
@@ -718,8 +724,8 @@ static hb_files_job *job_new(hb_engine *e, const hb_file_input *in, size_t n, hb
     j->n = n;
     j->out = out;
     resolve_options(&j->opt, opt, n);
-    j->arena_bytes = j->opt.batch_bytes > j->opt.small_max + 1 ? j->opt.batch_bytes
-                                                               : j->opt.small_max + 1;
+    j->arena_bytes =
+        j->opt.batch_bytes > j->opt.small_max + 1 ? j->opt.batch_bytes : j->opt.small_max + 1;
     j->free_cap = j->opt.memory_max / j->arena_bytes + 1;
     j->free_arenas = calloc(j->free_cap, sizeof *j->free_arenas);
     if (j->free_arenas == NULL) {

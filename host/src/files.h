@@ -17,9 +17,9 @@
 /* One input opened for reading. */
 typedef struct {
     int fd;
-    int owned;        /* 1: opened from a path, closed by hb_file_close */
-    int regular;      /* 1: a regular file (size and mtime are checked) */
-    struct stat st0;  /* fstat right after opening */
+    int owned;       /* 1: opened from a path, closed by hb_file_close */
+    int regular;     /* 1: a regular file (size and mtime are checked) */
+    struct stat st0; /* fstat right after opening */
 } hb_open_file;
 
 /* hb_file_open: opens in (a path: O_NONBLOCK first, so a FIFO with no
