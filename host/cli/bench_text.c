@@ -33,8 +33,14 @@ static const char *num(double v, char *buf, size_t len)
         snprintf(buf, len, "%.1f", v);
     else if (v >= 1)
         snprintf(buf, len, "%.2f", v);
-    else
-        snprintf(buf, len, "%.3g", v);
+    else if (v > 0) { /* three significant digits after the zeros */
+        int decimals = 2;
+        for (double x = v; x < 1 && decimals < 12; x *= 10)
+            decimals++;
+        snprintf(buf, len, "%.*f", decimals, v);
+    } else {
+        snprintf(buf, len, "0");
+    }
     return buf;
 }
 
