@@ -4,7 +4,7 @@
 # NIST and OpenSSL, then measure (host<->device bandwidth, the kernel
 # alone, `hashbatch bench`). Everything lands under $OUT as JSON and logs,
 # with a short table printed last. See /work/shared/device/README.md for
-# the machine, bench/README (the gpu-check section) for how to run it.
+# the machine, the README's section on gpu-check.sh for how to run it.
 #
 # Two halves:
 #   bench/gpu-check.sh --prepare [BUILD_DIR]
