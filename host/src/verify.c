@@ -9,10 +9,11 @@
  */
 #include "verify.h"
 
+#include "sha1_openssl.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend_cpu.h"
 
 uint64_t hb_random_next(uint64_t *state)
 {
@@ -89,18 +90,15 @@ hb_status hb_verify_batch(const hb_msg *m, size_t n, const hb_digest *got,
         return HB_OK;
     size_t count;
     size_t *which = choose_indices(n, mode, per_mille, must, nmust, rng, &count);
-    hb_digest *expected = malloc(n * sizeof *expected);
-    if (which == NULL || expected == NULL) {
-        free(which);
-        free(expected);
+    if (which == NULL)
         return HB_ERR_NO_MEMORY;
-    }
-    hb_cpu_hash(m, which, count, expected);
-    for (size_t k = 0; k < count; k++)
-        if (memcmp(expected[which[k]], got[which[k]], sizeof(hb_digest)) != 0)
+    for (size_t k = 0; k < count; k++) {
+        hb_digest expected;
+        hb_sha1_openssl(m[which[k]].data, m[which[k]].len, expected);
+        if (memcmp(expected, got[which[k]], sizeof(hb_digest)) != 0)
             result->mismatches++;
+    }
     result->checked = count;
     free(which);
-    free(expected);
     return HB_OK;
 }
