@@ -8,8 +8,10 @@
  *    (releasing and taking it back costs more than the hash);
  *  - inputs from gvl_threshold to BIG_INPUT bytes release it only while
  *    fewer than gvl_slots threads (default: one per online core) are
- *    already hashing without it, so more callers than cores do not make
- *    every call a hand-off between sleeping threads;
+ *    hashing without it (a thread gives its slot back as soon as its hash
+ *    is done, not once it has the GVL again), so more callers than cores
+ *    do not make every call a hand-off between sleeping threads: the
+ *    caller holding the GVL hashes right there instead;
  *  - BIG_INPUT bytes and more always release it, in chunks, and an
  *    interrupt (Ctrl-C, Thread#raise, Timeout) stops the hash between
  *    chunks; the update is then undone, and the exception raised.
@@ -55,10 +57,13 @@ typedef struct {
     size_t len;
     size_t done;
     volatile int interrupted;
+    int *slot;        /* 1 while this thread holds one of the gvl_slots */
 } update_arg;
 
 /* update_nogvl: hashes the rest of a->p in chunks until done or told to
- * stop by update_ubf. Runs without the GVL. */
+ * stop by update_ubf. Runs without the GVL. Gives its slot back before it
+ * returns: a thread waiting to take the GVL back hashes nothing, and
+ * must not keep a caller holding the GVL from releasing it. */
 static void *update_nogvl(void *p)
 {
     update_arg *a = p;
@@ -66,6 +71,10 @@ static void *update_nogvl(void *p)
         size_t n = a->len - a->done < CHUNK ? a->len - a->done : CHUNK;
         SHA1_Update(a->ctx, a->p + a->done, n);
         a->done += n;
+    }
+    if (*a->slot) {
+        *a->slot = 0;
+        atomic_fetch_sub(&nogvl_active, 1);
     }
     return NULL;
 }
@@ -80,7 +89,7 @@ typedef struct {
     int locked;       /* str is locked (hb_str_hold) */
     SHA_CTX *ctx;
     SHA_CTX saved;    /* restored if an interrupt abandons the update */
-    int slot;         /* holds one of the gvl_slots */
+    int slot;         /* holds one of the gvl_slots (until hashed) */
     int complete;
 } locked_update;
 
@@ -90,7 +99,7 @@ static VALUE locked_update_body(VALUE p)
 {
     locked_update *lu = (locked_update *)p;
     update_arg a = {lu->ctx, (const unsigned char *)RSTRING_PTR(lu->str),
-                    (size_t)RSTRING_LEN(lu->str), 0, 0};
+                    (size_t)RSTRING_LEN(lu->str), 0, 0, &lu->slot};
     int big = RSTRING_LEN(lu->str) >= BIG_INPUT;
     while (a.done < a.len) {
         a.interrupted = 0;
