@@ -30,7 +30,8 @@ cmd() {
     hb-cpu) echo "$hb dedup -q --backend cpu $tree" ;;
     jdupes) echo "jdupes -q -r $tree" ;;
     rdfind) echo "rdfind -dryrun true -makeresultsfile false $tree" ;;
-    rmlint) echo "rmlint -o summary:/dev/null $tree" ;;
+    # rmlint replaces an output file by renaming: never point it at /dev/null
+    rmlint) echo "rmlint -o summary:$work/rmlint.summary $tree" ;;
     fdupes) echo "fdupes -q -r $tree" ;;
     *) echo "dedup.sh: unknown tool $1" >&2; exit 2 ;;
     esac
@@ -87,7 +88,7 @@ ours = statistics.median(wall["hb"]) if "hb" in wall else None
 ours_cpu = statistics.median(cpu["hb"]) if "hb" in cpu else None
 names = {"hb": "hashbatch dedup (default backend)", "hb-cpu": "hashbatch dedup --backend cpu",
          "jdupes": "jdupes -r", "rdfind": "rdfind -dryrun true",
-         "rmlint": "rmlint -o summary:/dev/null", "fdupes": "fdupes -r"}
+         "rmlint": "rmlint -o summary:FILE", "fdupes": "fdupes -r"}
 print("| tool | wall median s | min | max | wall / hashbatch's | CPU (user+sys) median s | CPU / hashbatch's |")
 print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 for t in order:
