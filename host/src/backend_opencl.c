@@ -455,7 +455,9 @@ static hb_status stage_in_place(hb_opencl *cl, cl_slot *slot, const launch_view 
 }
 
 /* Stages the launch: in place where the device can read the caller's
- * bytes and they lie within one buffer's reach, else packed. */
+ * bytes and they lie within one buffer's reach, else packed (a launch
+ * planned for mixed lengths must not need packing: see
+ * hb_opencl_reads_in_place). */
 static hb_status stage_slot(hb_opencl *cl, cl_slot *slot, const launch_view *v,
                             const hb_msg *m, const hb_digest *states, cl_event *unmapped,
                             hb_error_slot *err)
@@ -466,7 +468,26 @@ static hb_status stage_slot(hb_opencl *cl, cl_slot *slot, const launch_view *v,
         slot->in_place = 1;
         return stage_in_place(cl, slot, v, m, states, &span, unmapped, err);
     }
+    if (v->ngroups * HB_LANES * (size_t)v->launch->stride * HB_BLOCK_BYTES > cl->staging_bytes)
+        return hb_error_set(err, HB_ERR_INTERNAL, "a launch of %zu lanes x %u blocks does not "
+                            "fit the staging buffer", v->ngroups * HB_LANES,
+                            (unsigned)v->launch->stride);
     return stage_packed(cl, slot, v, m, states, unmapped, err);
+}
+
+int hb_opencl_reads_in_place(const hb_opencl *cl, const hb_msg *m, size_t n)
+{
+    if (cl->max_span == 0 || n == 0)
+        return 0;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m[i].len < HB_BLOCK_BYTES)
+            continue;
+        uintptr_t start = (uintptr_t)m[i].data, end = start + m[i].len;
+        lo = start < lo ? start : lo;
+        hi = end > hi ? end : hi;
+    }
+    return hi == 0 || hi - (lo - lo % 4096u) <= cl->max_span;
 }
 
 static void release_events(cl_event *events, size_t n)
@@ -780,7 +801,7 @@ hb_status hb_opencl_hash(hb_opencl *cl, const hb_msg *m, size_t n, hb_digest *ou
                          hb_fault_state *faults, uint64_t *launches, hb_error_slot *err)
 {
     hb_plan plan;
-    if (hb_plan_build(&plan, m, n, cl->staging_bytes) != HB_OK)
+    if (hb_plan_build(&plan, m, n, cl->staging_bytes, 0) != HB_OK)
         return hb_error_set(err, HB_ERR_NO_MEMORY, "out of memory planning %zu messages", n);
     hb_status st = HB_OK;
     void *tag;

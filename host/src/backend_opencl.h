@@ -57,6 +57,11 @@ int hb_opencl_uniform_fits(const hb_opencl *cl, const hb_msg *m, size_t n);
 hb_status hb_opencl_enqueue_uniform(hb_opencl *cl, const hb_msg *m, size_t n, hb_digest *out,
                                     hb_fault_state *faults, void *tag, hb_error_slot *err);
 
+/* hb_opencl_reads_in_place: 1 if every launch of a plan for m[0..n)
+ * will read its whole blocks in place (the device can, and all the
+ * messages lie within one buffer's reach), so the plan may mix lengths. */
+int hb_opencl_reads_in_place(const hb_opencl *cl, const hb_msg *m, size_t n);
+
 /* hb_opencl_collect: waits for the oldest launch in flight and writes its
  * lanes' states into the states array it was enqueued with, as five
  * host-order words per message. *tag is the launch's tag. */

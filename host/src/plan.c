@@ -129,11 +129,44 @@ static hb_status plan_full_rounds(hb_plan *plan, size_t *launch_cap, const hb_ms
     return HB_OK;
 }
 
+/* Mixed lengths: launches of whole groups of 16 sorted steps, until the
+ * groups' longest lanes add up to a staging buffer's blocks (or the lanes
+ * to lanes_max). */
+static hb_status plan_mixed_final_steps(hb_plan *plan, size_t *launch_cap,
+                                        const final_step *finals, size_t n,
+                                        size_t staging_bytes)
+{
+    uint64_t budget = staging_bytes / GROUP_BLOCK_BYTES; /* group-blocks per launch */
+    size_t lanes_max = hb_plan_lanes_max(staging_bytes);
+    size_t i = 0;
+    while (i < n) {
+        size_t first = plan->nsteps;
+        uint64_t stride = finals[i].blocks, used = 0;
+        while (i < n && plan->nsteps - first < lanes_max) {
+            uint64_t group_cost = finals[i].blocks; /* sorted: a group's first is its longest */
+            if (used > 0 && used + group_cost > budget)
+                break;
+            used += group_cost;
+            for (size_t k = 0; k < HB_LANES && i < n; k++, i++)
+                plan->steps[plan->nsteps++] = (hb_lane_step){
+                    finals[i].msg, finals[i].first_block, (uint32_t)finals[i].blocks};
+        }
+        hb_status st = push_launch(plan, launch_cap, (uint32_t)stride, first,
+                                   plan->nsteps - first);
+        if (st != HB_OK)
+            return st;
+    }
+    return HB_OK;
+}
+
 static hb_status plan_final_steps(hb_plan *plan, size_t *launch_cap, final_step *finals,
-                                  size_t n, uint64_t chunk, size_t staging_bytes)
+                                  size_t n, uint64_t chunk, size_t staging_bytes,
+                                  int mixed_lengths)
 {
     if (!sort_by_blocks_descending(finals, n, chunk))
         return HB_ERR_NO_MEMORY;
+    if (mixed_lengths)
+        return plan_mixed_final_steps(plan, launch_cap, finals, n, staging_bytes);
     size_t i = 0;
     while (i < n) {
         uint64_t stride = finals[i].blocks;
@@ -161,7 +194,8 @@ static size_t count_steps(const hb_msg *m, size_t n, uint64_t chunk)
     return steps;
 }
 
-hb_status hb_plan_build(hb_plan *plan, const hb_msg *m, size_t n, size_t staging_bytes)
+hb_status hb_plan_build(hb_plan *plan, const hb_msg *m, size_t n, size_t staging_bytes,
+                        int mixed_lengths)
 {
     *plan = (hb_plan){0};
     if (n == 0)
@@ -183,7 +217,8 @@ hb_status hb_plan_build(hb_plan *plan, const hb_msg *m, size_t n, size_t staging
         size_t launch_cap = 0;
         st = plan_full_rounds(plan, &launch_cap, m, pending, npending, chunk, staging_bytes);
         if (st == HB_OK)
-            st = plan_final_steps(plan, &launch_cap, finals, n, chunk, staging_bytes);
+            st = plan_final_steps(plan, &launch_cap, finals, n, chunk, staging_bytes,
+                                  mixed_lengths);
     }
     free(pending);
     free(finals);

@@ -37,8 +37,16 @@ typedef struct {
 
 /* hb_plan_build: a plan for m[0..n) whose launches each need at most
  * staging_bytes of block data. Launches run in order; a message's steps
- * appear in order. Returns HB_OK or HB_ERR_NO_MEMORY. */
-hb_status hb_plan_build(hb_plan *plan, const hb_msg *m, size_t n, size_t staging_bytes);
+ * appear in order. Returns HB_OK or HB_ERR_NO_MEMORY.
+ * With mixed_lengths 0, the final steps of a launch are all within 7/8 of
+ * its longest (its stride), so a packed layout of stride blocks per lane
+ * wastes little. With mixed_lengths 1 (devices that read whole blocks in
+ * place and pack no blocks), a launch takes final steps of any length,
+ * longest first, each group of 16 lanes costing its longest lane: far
+ * fewer launches for batches of very different lengths; `stride` is then
+ * only the launch's longest step. */
+hb_status hb_plan_build(hb_plan *plan, const hb_msg *m, size_t n, size_t staging_bytes,
+                        int mixed_lengths);
 void hb_plan_free(hb_plan *plan);
 
 /* hb_plan_lanes_max: the most lanes any launch of a plan can hold. */

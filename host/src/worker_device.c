@@ -232,8 +232,9 @@ static void run_batch(device_loop *loop, hb_batch *b, int may_interleave)
         run_uniform_batch(loop, db);
         return;
     }
-    if (db == NULL || hb_plan_build(&db->plan, b->msgs, b->n,
-                                    hb_opencl_staging_bytes(loop->cl)) != HB_OK) {
+    int mixed = hb_opencl_reads_in_place(loop->cl, b->msgs, b->n);
+    if (db == NULL || hb_plan_build(&db->plan, b->msgs, b->n, hb_opencl_staging_bytes(loop->cl),
+                                    mixed) != HB_OK) {
         free(db);
         hb_queue_push_fallback(&loop->engine->queue, b); /* the CPU needs no plan */
         return;
