@@ -687,15 +687,14 @@ static hb_status run_uniform(hb_opencl *cl, cl_slot *slot, size_t n, uint64_t le
     return HB_OK;
 }
 
-hb_status hb_opencl_enqueue_uniform(hb_opencl *cl, const hb_msg *m, size_t n, hb_digest *out,
+hb_status hb_opencl_enqueue_uniform(hb_opencl *cl, const hb_msg *m, size_t n,
+                                    const hb_span *batch_span, hb_digest *out,
                                     hb_fault_state *faults, void *tag, hb_error_slot *err)
 {
     if (cl->in_flight == cl->ring || n == 0 || n > hb_opencl_uniform_lanes(cl))
         return hb_error_set(err, HB_ERR_INTERNAL, "hb_opencl_enqueue_uniform: bad launch");
-    hb_span span;
+    const hb_span span = *batch_span;
     uint64_t len = m[0].len;
-    if (!hb_uniform_span(m, n, len, cl->max_span, &span))
-        return hb_error_set(err, HB_ERR_INVALID_ARGUMENT, "messages too far apart to map");
     cl_slot *slot = claim_slot(cl, NULL, 0, out, faults, tag);
     slot->uniform_n = n;
     slot->uniform_out = out;
@@ -719,12 +718,9 @@ hb_status hb_opencl_enqueue_uniform(hb_opencl *cl, const hb_msg *m, size_t n, hb
     return HB_OK;
 }
 
-/* hb_opencl_uniform_fits: whether m[0..n) can be one uniform launch. */
-int hb_opencl_uniform_fits(const hb_opencl *cl, const hb_msg *m, size_t n)
+int hb_opencl_uniform_batch(const hb_opencl *cl, const hb_msg *m, size_t n, hb_span *span)
 {
-    hb_span span;
-    return n > 0 && n <= hb_opencl_uniform_lanes(cl) &&
-           hb_uniform_span(m, n, m[0].len, cl->max_span, &span);
+    return hb_opencl_uniform_lanes(cl) > 0 && hb_uniform_batch(m, n, cl->max_span, span);
 }
 
 static void finish_slot(hb_opencl *cl, cl_slot *slot)

@@ -17,6 +17,7 @@
 #include "fault.h"
 #include "hashbatch.h"
 #include "plan.h"
+#include "stage_in_place.h"
 
 typedef struct hb_opencl hb_opencl;
 
@@ -46,15 +47,18 @@ hb_status hb_opencl_enqueue(hb_opencl *cl, const hb_plan *plan, size_t index, co
  * that read the caller's bytes in place have one). */
 size_t hb_opencl_uniform_lanes(const hb_opencl *cl);
 
-/* hb_opencl_uniform_fits: 1 if m[0..n), all of m[0].len bytes, can be one
- * uniform launch (few enough, close enough together in memory). */
-int hb_opencl_uniform_fits(const hb_opencl *cl, const hb_msg *m, size_t n);
+/* hb_opencl_uniform_batch: 1 if m[0..n) can run as uniform launches:
+ * the device has them, all the messages have m[0].len bytes and lie within
+ * one buffer's reach, which *span then covers. */
+int hb_opencl_uniform_batch(const hb_opencl *cl, const hb_msg *m, size_t n, hb_span *span);
 
-/* hb_opencl_enqueue_uniform: starts one launch hashing m[0..n), all of
- * m[0].len bytes, straight from their bytes, the device writing the final
- * digests into out[0..n) (no plan, no states; hb_opencl_collect copies
- * nothing). Check hb_opencl_uniform_fits first. */
-hb_status hb_opencl_enqueue_uniform(hb_opencl *cl, const hb_msg *m, size_t n, hb_digest *out,
+/* hb_opencl_enqueue_uniform: starts one launch hashing m[0..n) (at most
+ * hb_opencl_uniform_lanes), all of m[0].len bytes, straight from their
+ * bytes within batch_span (from hb_opencl_uniform_batch over a batch that
+ * holds them), the device writing the final digests into out[0..n) (no
+ * plan, no states; hb_opencl_collect copies nothing). */
+hb_status hb_opencl_enqueue_uniform(hb_opencl *cl, const hb_msg *m, size_t n,
+                                    const hb_span *batch_span, hb_digest *out,
                                     hb_fault_state *faults, void *tag, hb_error_slot *err);
 
 /* hb_opencl_reads_in_place: 1 if every launch of a plan for m[0..n)

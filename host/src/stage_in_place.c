@@ -89,18 +89,22 @@ void hb_in_place_fill(const hb_lane_step *steps, size_t nsteps, const hb_msg *m,
     }
 }
 
-int hb_uniform_span(const hb_msg *m, size_t n, uint64_t len, size_t max_bytes, hb_span *span)
+int hb_uniform_batch(const hb_msg *m, size_t n, size_t max_bytes, hb_span *span)
 {
-    uint64_t whole_bytes = len / HB_BLOCK_BYTES * HB_BLOCK_BYTES;
-    if (whole_bytes == 0 || n == 0) {
-        *span = (hb_span){NULL, 0};
-        return 1;
-    }
+    if (n == 0)
+        return 0;
+    uint64_t len = m[0].len, whole_bytes = len / HB_BLOCK_BYTES * HB_BLOCK_BYTES;
     uintptr_t lo = UINTPTR_MAX, hi = 0;
     for (size_t i = 0; i < n; i++) {
         uintptr_t start = (uintptr_t)m[i].data;
+        if (m[i].len != len)
+            return 0;
         lo = start < lo ? start : lo;
         hi = start > hi ? start : hi;
+    }
+    if (whole_bytes == 0) {
+        *span = (hb_span){NULL, 0};
+        return 1;
     }
     hi += (uintptr_t)whole_bytes;
     lo -= lo % PAGE_BYTES;

@@ -49,9 +49,10 @@ void hb_in_place_fill(const hb_lane_step *steps, size_t nsteps, const hb_msg *m,
 
 /* ---- uniform launches: messages of one length, no plan --------------- */
 
-/* hb_uniform_span: as hb_in_place_span, for the whole blocks of m[0..n),
- * all of length len. */
-int hb_uniform_span(const hb_msg *m, size_t n, uint64_t len, size_t max_bytes, hb_span *span);
+/* hb_uniform_batch: 1 if every message of m[0..n) has m[0].len bytes and
+ * their whole blocks lie within max_bytes of one page-aligned base; then
+ * *span covers them all (and so every launch cut from them). One pass. */
+int hb_uniform_batch(const hb_msg *m, size_t n, size_t max_bytes, hb_span *span);
 
 /* hb_uniform_fill: offset[i] of each message's first byte in the span
  * (0 for the lanes up to the next multiple of 16), and, when len is not a

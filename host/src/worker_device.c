@@ -30,6 +30,7 @@ typedef struct device_batch {
     hb_batch *batch;
     hb_plan plan;
     size_t uniform_per_launch; /* 0: planned launches; else uniform ones */
+    hb_span uniform_span;      /* the bytes every uniform launch reads */
     size_t launches;           /* launches enqueued (or to be) */
     size_t collected;
     struct device_batch *next;
@@ -177,24 +178,16 @@ static void interleave_short_work(device_loop *loop)
 
 /* Whether b can run as uniform launches: enough messages, all of one
  * short length, each launch's messages close enough to map. */
-static size_t uniform_launch_size(const device_loop *loop, const hb_batch *b)
+static size_t uniform_launch_size(const device_loop *loop, const hb_batch *b, hb_span *span)
 {
     size_t per = hb_opencl_uniform_lanes(loop->cl);
-    if (per == 0 || b->n < UNIFORM_MESSAGES_MIN || b->msgs[0].len > UNIFORM_LENGTH_MAX)
+    if (per == 0 || b->n < UNIFORM_MESSAGES_MIN || b->msgs[0].len > UNIFORM_LENGTH_MAX ||
+        !hb_opencl_uniform_batch(loop->cl, b->msgs, b->n, span))
         return 0;
-    for (size_t i = 1; i < b->n; i++)
-        if (b->msgs[i].len != b->msgs[0].len)
-            return 0;
     /* launches of about a staging buffer's bytes, as planned ones have */
     size_t by_bytes = hb_opencl_staging_bytes(loop->cl) / (b->msgs[0].len + HB_BLOCK_BYTES);
     per = by_bytes < per ? by_bytes : per;
-    per = per < HB_LANES ? HB_LANES : per / HB_LANES * HB_LANES;
-    for (size_t first = 0; first < b->n; first += per) {
-        size_t n = b->n - first < per ? b->n - first : per;
-        if (!hb_opencl_uniform_fits(loop->cl, b->msgs + first, n))
-            return 0;
-    }
-    return per;
+    return per < HB_LANES ? HB_LANES : per / HB_LANES * HB_LANES;
 }
 
 static void enqueue_uniform(device_loop *loop, device_batch *db, size_t k)
@@ -206,8 +199,9 @@ static void enqueue_uniform(device_loop *loop, device_batch *db, size_t k)
     hb_batch *b = db->batch;
     size_t first = k * db->uniform_per_launch, n = b->n - first;
     n = n < db->uniform_per_launch ? n : db->uniform_per_launch;
-    if (hb_opencl_enqueue_uniform(loop->cl, b->msgs + first, n, b->digests + first,
-                                  &loop->engine->faults, db, &loop->engine->error) != HB_OK)
+    if (hb_opencl_enqueue_uniform(loop->cl, b->msgs + first, n, &db->uniform_span,
+                                  b->digests + first, &loop->engine->faults, db,
+                                  &loop->engine->error) != HB_OK)
         fail_all(loop);
 }
 
@@ -221,10 +215,12 @@ static void run_uniform_batch(device_loop *loop, device_batch *db)
 static void run_batch(device_loop *loop, hb_batch *b, int may_interleave)
 {
     device_batch *db = calloc(1, sizeof *db);
-    size_t uniform = db != NULL ? uniform_launch_size(loop, b) : 0;
+    hb_span span = {NULL, 0};
+    size_t uniform = db != NULL ? uniform_launch_size(loop, b, &span) : 0;
     if (uniform > 0) {
         db->batch = b;
         db->uniform_per_launch = uniform;
+        db->uniform_span = span;
         db->launches = (b->n + uniform - 1) / uniform;
         db->next = loop->in_flight;
         loop->in_flight = db;
