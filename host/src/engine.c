@@ -276,32 +276,36 @@ void hb_engine_close(hb_engine *e)
 
 /* ---- jobs --------------------------------------------------------------- */
 
+/* Checks a batch's arguments; *uniform_len is every message's length, or
+ * HB_LENGTHS_VARY (the queue takes from such a job by arithmetic). */
 static hb_status check_batch_arguments(hb_engine *e, const hb_msg *m, size_t n,
-                                       const void *out)
+                                       const void *out, uint64_t *uniform_len)
 {
     if (e == NULL)
         return hb_error_set(NULL, HB_ERR_NULL_ARGUMENT, "engine is NULL");
     if (n > 0 && (m == NULL || out == NULL))
         return hb_error_set(&e->error, HB_ERR_NULL_ARGUMENT, "%s is NULL with n = %zu",
                             m == NULL ? "messages" : "out", n);
-    for (size_t i = 0; i < n; i++)
+    int same = 1;
+    for (size_t i = 0; i < n; i++) {
         if (m[i].data == NULL && m[i].len > 0)
             return hb_error_set(&e->error, HB_ERR_NULL_ARGUMENT,
                                 "message %zu has NULL data and length %zu", i, m[i].len);
+        same &= m[i].len == m[0].len;
+    }
+    *uniform_len = n > 0 && same ? (uint64_t)m[0].len : HB_LENGTHS_VARY;
     return HB_OK;
 }
 
-hb_status hb_submit(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_job **job)
+/* hb_submit once the arguments are known good. */
+static hb_status submit_checked(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out,
+                                uint64_t uniform_len, hb_job **job)
 {
-    if (job == NULL)
-        return hb_error_set(e ? &e->error : NULL, HB_ERR_NULL_ARGUMENT, "hb_submit: job is NULL");
-    *job = NULL;
-    hb_status st = check_batch_arguments(e, m, n, out);
-    if (st != HB_OK)
-        return st;
+    hb_status st;
     hb_job *j = hb_job_create(m, n, out);
     if (j == NULL)
         return hb_error_set(&e->error, HB_ERR_NO_MEMORY, "hb_submit: out of memory");
+    j->uniform_len = uniform_len;
     j->completed_counter = &e->jobs_completed;
     pthread_mutex_lock(&e->stats_lock);
     e->stats.jobs_submitted++;
@@ -316,6 +320,16 @@ hb_status hb_submit(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_
     }
     *job = j;
     return HB_OK;
+}
+
+hb_status hb_submit(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_job **job)
+{
+    if (job == NULL)
+        return hb_error_set(e ? &e->error : NULL, HB_ERR_NULL_ARGUMENT, "hb_submit: job is NULL");
+    *job = NULL;
+    uint64_t uniform_len;
+    hb_status st = check_batch_arguments(e, m, n, out, &uniform_len);
+    return st != HB_OK ? st : submit_checked(e, m, n, out, uniform_len, job);
 }
 
 /* While the caller of hb_sha1_batch would only wait, it hashes what of
@@ -352,11 +366,12 @@ static int hash_inline(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
 
 hb_status hb_sha1_batch(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
 {
-    hb_status st = check_batch_arguments(e, m, n, out);
+    uint64_t uniform_len;
+    hb_status st = check_batch_arguments(e, m, n, out, &uniform_len);
     if (st != HB_OK || hash_inline(e, m, n, out))
         return st;
     hb_job *j;
-    st = hb_submit(e, m, n, out, &j);
+    st = submit_checked(e, m, n, out, uniform_len, &j);
     if (st != HB_OK)
         return st;
     help_with_own_job(e, j);

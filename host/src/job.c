@@ -25,6 +25,7 @@ hb_job *hb_job_create(const hb_msg *m, size_t n, hb_digest *out)
     j->msgs = m;
     j->out = out;
     j->n = n;
+    j->uniform_len = HB_LENGTHS_VARY;
     j->event_fd = -1;
     j->outcome = HB_OK;
     pthread_mutex_init(&j->lock, NULL);

@@ -14,11 +14,15 @@
 
 #include "hashbatch.h"
 
+/* uniform_len of a job whose messages differ in length */
+#define HB_LENGTHS_VARY UINT64_MAX
+
 struct hb_job {
     /* set at submit, read-only after */
     const hb_msg *msgs;
     hb_digest *out;
     size_t n;
+    uint64_t uniform_len;   /* every message's length, or HB_LENGTHS_VARY */
     struct hb_queue *queue; /* set once when queued; for cancel */
     atomic_uint_fast64_t *completed_counter; /* bumped as it finishes OK,
                                                 before waiters wake */
