@@ -78,20 +78,10 @@ static int parse_count(const char *text, size_t len, size_t *out)
         return -1;
     memcpy(buf, text, len);
     buf[len] = '\0';
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(buf, &end, 10);
-    unsigned shift = 0;
-    if (*end != '\0') {
-        const char *units = "KMG";
-        const char *u = strchr(units, *end);
-        if (u == NULL || end[1] != '\0')
-            return -1;
-        shift = 10u * (unsigned)(u - units + 1);
-    }
-    if (errno != 0 || v > (SIZE_MAX >> shift))
+    uint64_t v;
+    if (cli_parse_size(buf, &v) != 0 || v > SIZE_MAX)
         return -1;
-    *out = (size_t)v << shift;
+    *out = (size_t)v;
     return 0;
 }
 

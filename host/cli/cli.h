@@ -10,6 +10,7 @@
 #define HB_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "hashbatch.h"
@@ -114,5 +115,10 @@ int cli_engine_open(const hb_config *cfg, hb_engine **out);
 /* Reports a getopt_long failure (c is '?' or ':'), argv and optind as
  * getopt left them; returns CLI_EXIT_USAGE. */
 int cli_getopt_error(const char *cmd, int c, char **argv);
+
+/* cli_parse_size: digits with an optional K, M or G suffix (powers of
+ * 1024: "4096", "64K", "1M"; 0 allowed) into *out. Returns 0, or -1 for
+ * anything else or a value past 64 bits. */
+int cli_parse_size(const char *text, uint64_t *out);
 
 #endif /* HB_CLI_H */

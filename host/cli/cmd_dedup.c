@@ -89,27 +89,6 @@ static void help(void)
            CLI_PROGRAM);
 }
 
-/* parse_size: "4096", "64K", "1M", "1G" (0 allowed); 0 on success. */
-static int parse_size(const char *text, uint64_t *out)
-{
-    char *end;
-    if (text[0] < '0' || text[0] > '9')
-        return -1;
-    errno = 0;
-    unsigned long long v = strtoull(text, &end, 10);
-    unsigned shift = 0;
-    if (*end != '\0') {
-        const char *u = strchr("KMG", *end);
-        if (u == NULL || end[1] != '\0')
-            return -1;
-        shift = 10u * (unsigned)(u - "KMG" + 1);
-    }
-    if (errno != 0 || v > (UINT64_MAX >> shift))
-        return -1;
-    *out = (uint64_t)v << shift;
-    return 0;
-}
-
 /* set_format: one output format; two different ones are a usage error. */
 static int set_format(dd_opts *o, int *given, dd_format f)
 {
@@ -179,7 +158,7 @@ static int parse(int argc, char **argv, dd_opts *o, cli_engine_opts *eo, char **
             break;
         case 'G':
         case OPT_MIN_SIZE:
-            if (parse_size(optarg, &o->min_size) != 0)
+            if (cli_parse_size(optarg, &o->min_size) != 0)
                 return cli_usage_error(CMD, "invalid size '%s' for '--min-size'", optarg);
             break;
         case OPT_EMPTY:
@@ -197,7 +176,7 @@ static int parse(int argc, char **argv, dd_opts *o, cli_engine_opts *eo, char **
         case 'H':
             break;
         case OPT_BATCH_BYTES:
-            if (parse_size(optarg, &v) != 0 || v == 0 || v > ((uint64_t)1 << 34))
+            if (cli_parse_size(optarg, &v) != 0 || v == 0 || v > ((uint64_t)1 << 34))
                 return cli_usage_error(CMD, "invalid size '%s' for '--batch-bytes'", optarg);
             o->batch_bytes = (size_t)v;
             break;

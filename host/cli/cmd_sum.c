@@ -98,25 +98,13 @@ static void help(void)
            CLI_PROGRAM);
 }
 
-/* parse_size: "64M" and friends; returns 0 on success. */
+/* parse_size: "64M" and friends, not 0, within size_t; 0 on success. */
 static int parse_size(const char *text, size_t *out)
 {
-    char *end;
-    errno = 0;
-    if (text[0] < '0' || text[0] > '9')
+    uint64_t v;
+    if (cli_parse_size(text, &v) != 0 || v == 0 || v > SIZE_MAX)
         return -1;
-    unsigned long long v = strtoull(text, &end, 10);
-    unsigned shift = 0;
-    if (*end != '\0') {
-        const char *units = "KMG";
-        const char *u = strchr(units, *end);
-        if (u == NULL || end[1] != '\0')
-            return -1;
-        shift = 10u * (unsigned)(u - units + 1);
-    }
-    if (errno != 0 || v == 0 || v > (SIZE_MAX >> shift))
-        return -1;
-    *out = (size_t)v << shift;
+    *out = (size_t)v;
     return 0;
 }
 

@@ -1,14 +1,16 @@
 /*
  * options.c - the engine options every subcommand shares (--backend,
  * --device, --verify), their environment defaults, opening the engine,
- * and the wording of getopt failures.
+ * the wording of getopt failures, and sizes written with K/M/G suffixes.
  *
  * Owns: turning option text into an hb_config with the library's own
  * parsers (hb_backend_parse, hb_verify_parse), and the precedence
  * option > environment > default. Must not: hash, or parse a
  * subcommand's own options.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,4 +105,25 @@ int cli_getopt_error(const char *cmd, int c, char **argv)
     if (optopt >= 0x100) /* a long option given an argument it takes none of */
         return cli_usage_error(cmd, "option '%s' doesn't allow an argument", arg);
     return cli_usage_error(cmd, "unrecognized option '%s'", arg);
+}
+
+int cli_parse_size(const char *text, uint64_t *out)
+{
+    char *end;
+    if (text[0] < '0' || text[0] > '9')
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    unsigned shift = 0;
+    if (*end != '\0') {
+        const char *units = "KMG";
+        const char *u = strchr(units, *end);
+        if (u == NULL || end[1] != '\0')
+            return -1;
+        shift = 10u * (unsigned)(u - units + 1);
+    }
+    if (errno != 0 || v > (UINT64_MAX >> shift))
+        return -1;
+    *out = (uint64_t)v << shift;
+    return 0;
 }
