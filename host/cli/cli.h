@@ -116,6 +116,13 @@ int cli_engine_open(const hb_config *cfg, hb_engine **out);
  * getopt left them; returns CLI_EXIT_USAGE. */
 int cli_getopt_error(const char *cmd, int c, char **argv);
 
+/* ---- grow.c: growing arrays ------------------------------------------ */
+
+/* cli_grow: makes *p (an array of *cap elements of elem_size bytes) hold
+ * at least need elements, doubling its capacity. Returns 0, or ENOMEM
+ * (then *p and *cap are unchanged). */
+int cli_grow(void **p, size_t *cap, size_t need, size_t elem_size);
+
 /* cli_parse_size: digits with an optional K, M or G suffix (powers of
  * 1024: "4096", "64K", "1M"; 0 allowed) into *out. Returns 0, or -1 for
  * anything else or a value past 64 bits. */

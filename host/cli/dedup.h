@@ -203,10 +203,6 @@ typedef struct {
 /* dd_inode_order: walk order of inode k's first path. */
 uint32_t dd_inode_order(const dd_run *r, uint32_t k);
 
-/* dd_grow: makes *p (of *cap elements of size sz) hold need elements.
- * Returns 0 or ENOMEM (then *p is unchanged). */
-int dd_grow(void **p, size_t *cap, size_t need, size_t sz);
-
 /* dd_read_threads: how many threads read files: one per online core,
  * 2 to 8. */
 unsigned dd_read_threads(void);

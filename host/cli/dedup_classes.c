@@ -38,7 +38,7 @@ static int cmp_member(const void *pa, const void *pb)
  * their bytes. */
 static void add_collision(dd_run *r, uint32_t a, uint32_t b)
 {
-    if (dd_grow((void **)&r->collisions, &r->cap_collisions, r->ncollisions + 1,
+    if (cli_grow((void **)&r->collisions, &r->cap_collisions, r->ncollisions + 1,
                 sizeof *r->collisions) == 0) {
         dd_collision *c = &r->collisions[r->ncollisions++];
         c->a = a;

@@ -33,8 +33,8 @@ static int cmp_prefix(const void *pa, const void *pb)
 /* add_set: a set of n inodes (one size, one prefix) for the full stage. */
 static int add_set(dd_set_list *s, const dd_run *r, const uint32_t *list, size_t n)
 {
-    if (dd_grow((void **)&s->inodes, &s->cap, s->n + n, sizeof *s->inodes) != 0 ||
-        dd_grow((void **)&s->start, &s->cap_sets, s->nsets + 2, sizeof *s->start) != 0)
+    if (cli_grow((void **)&s->inodes, &s->cap, s->n + n, sizeof *s->inodes) != 0 ||
+        cli_grow((void **)&s->start, &s->cap_sets, s->nsets + 2, sizeof *s->start) != 0)
         return ENOMEM;
     if (s->nsets == 0)
         s->start[0] = 0;

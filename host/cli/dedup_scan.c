@@ -33,22 +33,6 @@ typedef struct {
     int nomem;
 } scan_ctx;
 
-/* grow: makes *p (of *cap elements of size sz) hold need. 0 or ENOMEM. */
-static int grow(void **p, size_t *cap, size_t need, size_t sz)
-{
-    if (need <= *cap)
-        return 0;
-    size_t ncap = *cap ? *cap : 1024;
-    while (ncap < need)
-        ncap *= 2;
-    void *np = realloc(*p, ncap * sz);
-    if (np == NULL)
-        return ENOMEM;
-    *p = np;
-    *cap = ncap;
-    return 0;
-}
-
 const char *dd_path_name(const dd_run *r, uint32_t i)
 {
     return r->arena + r->paths[i].name;
@@ -62,7 +46,7 @@ const char *dd_inode_name(const dd_run *r, uint32_t k)
 /* remember: keeps a copy of a reported problem for --json. */
 static void remember(dd_run *r, const char *path, const char *cause)
 {
-    if (grow((void **)&r->errs, &r->cap_errs, r->nerrs + 1, sizeof *r->errs) != 0)
+    if (cli_grow((void **)&r->errs, &r->cap_errs, r->nerrs + 1, sizeof *r->errs) != 0)
         return;
     char *p = strdup(path);
     char *c = strdup(cause);
@@ -101,9 +85,9 @@ static int keep(scan_ctx *c, const char *path, const struct stat *st)
     size_t len = strlen(path) + 1;
     if (r->npaths >= UINT32_MAX - 1)
         return ENOMEM;
-    if (grow((void **)&r->arena, &r->arena_cap, r->arena_used + len, 1) != 0 ||
-        grow((void **)&r->paths, &r->cap_paths, r->npaths + 1, sizeof *r->paths) != 0 ||
-        grow((void **)&c->seen, &c->cap_seen, r->npaths + 1, sizeof *c->seen) != 0)
+    if (cli_grow((void **)&r->arena, &r->arena_cap, r->arena_used + len, 1) != 0 ||
+        cli_grow((void **)&r->paths, &r->cap_paths, r->npaths + 1, sizeof *r->paths) != 0 ||
+        cli_grow((void **)&c->seen, &c->cap_seen, r->npaths + 1, sizeof *c->seen) != 0)
         return ENOMEM;
     memcpy(r->arena + r->arena_used, path, len);
     dd_path *p = &r->paths[r->npaths];

@@ -51,22 +51,6 @@ static int cmp_size(const void *pa, const void *pb)
     return oa < ob ? -1 : oa > ob;
 }
 
-/* dd_grow: makes *p (of *cap elements of size sz) hold need. 0 or ENOMEM. */
-int dd_grow(void **p, size_t *cap, size_t need, size_t sz)
-{
-    if (need <= *cap)
-        return 0;
-    size_t ncap = *cap ? *cap : 256;
-    while (ncap < need)
-        ncap *= 2;
-    void *np = realloc(*p, ncap * sz);
-    if (np == NULL)
-        return ENOMEM;
-    *p = np;
-    *cap = ncap;
-    return 0;
-}
-
 /* dd_read_threads: threads that read files: one per online core, 2..8. */
 unsigned dd_read_threads(void)
 {

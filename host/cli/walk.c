@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "walk.h"
 
 typedef struct {
@@ -53,23 +54,6 @@ void walk_opts_init(walk_opts *o)
     memset(o, 0, sizeof *o);
 }
 
-/* grow_to: makes *p (of *cap elements of size sz) hold at least need
- * elements. Returns 0 or ENOMEM. */
-static int grow_to(void **p, size_t *cap, size_t need, size_t sz)
-{
-    if (need <= *cap)
-        return 0;
-    size_t ncap = *cap ? *cap : 16;
-    while (ncap < need)
-        ncap *= 2;
-    void *np = realloc(*p, ncap * sz);
-    if (np == NULL)
-        return ENOMEM;
-    *p = np;
-    *cap = ncap;
-    return 0;
-}
-
 /* path_push: appends "/name" (no slash after a trailing one, none on an
  * empty path) to the current path; *old gets the length to restore.
  * Returns 0 or ENOMEM. */
@@ -77,7 +61,7 @@ static int path_push(walker *w, const char *name, size_t *old)
 {
     size_t nl = strlen(name);
     int slash = w->len > 0 && w->path[w->len - 1] != '/';
-    if (grow_to((void **)&w->path, &w->cap, w->len + (size_t)slash + nl + 1, 1) != 0)
+    if (cli_grow((void **)&w->path, &w->cap, w->len + (size_t)slash + nl + 1, 1) != 0)
         return ENOMEM;
     *old = w->len;
     if (slash)
@@ -125,8 +109,8 @@ static const char *special_cause(mode_t m)
 static int names_add(name_list *l, const char *name)
 {
     size_t nl = strlen(name) + 1;
-    if (grow_to((void **)&l->buf, &l->cap, l->used + nl, 1) != 0 ||
-        grow_to((void **)&l->off, &l->capn, l->n + 1, sizeof *l->off) != 0)
+    if (cli_grow((void **)&l->buf, &l->cap, l->used + nl, 1) != 0 ||
+        cli_grow((void **)&l->off, &l->capn, l->n + 1, sizeof *l->off) != 0)
         return ENOMEM;
     memcpy(l->buf + l->used, name, nl);
     l->off[l->n++] = l->used;
@@ -194,7 +178,7 @@ static int walk_children(walker *w, int fd, const struct stat *st, size_t depth)
         goto out;
     if (rc != 0 && (rc = emit_error(w, rc, depth)) != 0)
         goto out;
-    rc = grow_to((void **)&w->anc, &w->capanc, w->nanc + 1, sizeof *w->anc);
+    rc = cli_grow((void **)&w->anc, &w->capanc, w->nanc + 1, sizeof *w->anc);
     if (rc != 0)
         goto out;
     w->anc[w->nanc].dev = st->st_dev;
@@ -298,7 +282,7 @@ int walk_paths(char *const *paths, size_t n, const walk_opts *opts, walk_fn fn, 
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         size_t l = strlen(paths[i]);
-        if ((rc = grow_to((void **)&w.path, &w.cap, l + 1, 1)) != 0)
+        if ((rc = cli_grow((void **)&w.path, &w.cap, l + 1, 1)) != 0)
             break;
         memcpy(w.path, paths[i], l + 1);
         w.len = l;
