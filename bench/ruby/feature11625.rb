@@ -3,7 +3,8 @@
 # feature11625.rb - the workload of Ruby Feature #11625 ("Unlock GVL for
 # SHA1 calculations"): N strings of SIZE bytes pushed through a Queue by the
 # main thread to THREADS worker threads, each calling X.hexdigest(s), for
-# X = Digest::SHA1, OpenSSL::Digest::SHA1 and Hashbatch::SHA1; then
+# X = Digest::SHA1, OpenSSL::Digest::SHA1, Hashbatch::SHA1 and the
+# issue's probe (HashbatchProbe::SHA1, probe/probe.c, when built); then
 # Hashbatch.hexdigest_many over the same strings (one call, several
 # engines); then benchmark-ips of one SIZE-byte hexdigest.
 #
@@ -20,6 +21,11 @@ require "digest"
 require "openssl"
 require "etc"
 require "hashbatch"
+begin
+  require "hashbatch_probe"
+rescue LoadError
+  warn "# the probe extension is not built (bench/ruby/run.sh builds it): no probe rows"
+end
 
 N = Integer(ENV.fetch("N", 600_000))
 SIZE = Integer(ENV.fetch("SIZE", 4096))
@@ -86,7 +92,9 @@ puts "# uptime at start: #{`uptime`.strip}"
 # correctness, once, untimed
 check = strings.first(2000)
 want = check.map { |s| Digest::SHA1.hexdigest(s) }
-[OpenSSL::Digest::SHA1, Hashbatch::SHA1].each do |k|
+hashers = %w[Digest::SHA1 OpenSSL::Digest::SHA1 Hashbatch::SHA1]
+hashers << "HashbatchProbe::SHA1" if defined?(HashbatchProbe)
+hashers.drop(1).map { |name| Object.const_get(name) }.each do |k|
   abort "#{k} gives wrong digests" unless check.map { |s| k.hexdigest(s) } == want
 end
 abort "hexdigest_many gives wrong digests" unless Hashbatch.hexdigest_many(check) == want
@@ -97,7 +105,7 @@ engines = {
   "opencl" => -> { Hashbatch::Engine.new(backend: "opencl", verify: "off") },
 }
 rows = {}
-%w[Digest::SHA1 OpenSSL::Digest::SHA1 Hashbatch::SHA1].each do |name|
+hashers.each do |name|
   klass = Object.const_get(name)
   THREADS.each { |t| rows["#{name} THREADS=#{t}"] = -> { queue_run(klass, strings, t) } }
 end

@@ -41,6 +41,22 @@ void hb_str_release(VALUE s);
 void hb_ext_init_sha1(void);
 size_t hb_ext_gvl_threshold(void);
 
+/* turns.c: which threads hash mid-sized inputs without the GVL. */
+void hb_ext_init_turns(void);
+/* hb_turn_take: with the GVL; once this thread holds a turn (it may wait
+ * for one, without the GVL; raises if interrupted meanwhile), its id for
+ * the two calls below; 0 when there are no turns (gvl_slots 0: hash
+ * holding the GVL). */
+uint64_t hb_turn_take(void);
+/* Without the GVL, around the hash of the thread with turn id: */
+void hb_turn_hashing(uint64_t id); /* the GVL is released: others may take it */
+void hb_turn_hashed(uint64_t id);  /* waits while another holder is in Ruby */
+long hb_turns(void);
+/* hb_turn_stats: since load, how often a thread waited for a turn, and
+ * how often a holder gave its turn up at the end of its slice. */
+void hb_turn_stats(long *waits, long *yields);
+void hb_turns_set(long n); /* raises ArgumentError when out of range */
+
 /* engine.c */
 void hb_ext_init_engine(void);
 

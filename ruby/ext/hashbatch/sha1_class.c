@@ -6,12 +6,9 @@
  * digest/hexdigest, and when to release the GVL around a hash:
  *  - inputs shorter than gvl_threshold bytes are hashed holding the GVL
  *    (releasing and taking it back costs more than the hash);
- *  - inputs from gvl_threshold to BIG_INPUT bytes release it only while
- *    fewer than gvl_slots threads (default: one per online core) are
- *    hashing without it (a thread gives its slot back as soon as its hash
- *    is done, not once it has the GVL again), so more callers than cores
- *    do not make every call a hand-off between sleeping threads: the
- *    caller holding the GVL hashes right there instead;
+ *  - inputs from gvl_threshold to BIG_INPUT bytes are hashed without it
+ *    by a thread holding a turn (turns.c: one thread per core at a time,
+ *    the others wait for a turn, not for the GVL);
  *  - BIG_INPUT bytes and more always release it, in chunks, and an
  *    interrupt (Ctrl-C, Thread#raise, Timeout) stops the hash between
  *    chunks; the update is then undone, and the exception raised.
@@ -22,17 +19,13 @@
 #include "hb_ext.h"
 
 #include <openssl/sha.h>
-#include <stdatomic.h>
 #include <string.h>
-#include <unistd.h>
 
 #define BIG_INPUT ((long)256 << 10)
 #define CHUNK ((size_t)1 << 20)
 
 static VALUE cSHA1;
-static long gvl_threshold = 4096; /* measured: see bench/ruby/RESULTS */
-static atomic_long nogvl_active;
-static long gvl_slots = 2;
+static long gvl_threshold = 4096; /* measured: bench/ruby/gvl_threshold.rb */
 
 typedef struct {
     SHA_CTX ctx;
@@ -57,25 +50,23 @@ typedef struct {
     size_t len;
     size_t done;
     volatile int interrupted;
-    int *slot;        /* 1 while this thread holds one of the gvl_slots */
+    uint64_t turn;    /* hashed in this thread's turn (turns.c): its id */
 } update_arg;
 
 /* update_nogvl: hashes the rest of a->p in chunks until done or told to
- * stop by update_ubf. Runs without the GVL. Gives its slot back before it
- * returns: a thread waiting to take the GVL back hashes nothing, and
- * must not keep a caller holding the GVL from releasing it. */
+ * stop by update_ubf. Runs without the GVL. */
 static void *update_nogvl(void *p)
 {
     update_arg *a = p;
+    if (a->turn)
+        hb_turn_hashing(a->turn);
     while (a->done < a->len && !a->interrupted) {
         size_t n = a->len - a->done < CHUNK ? a->len - a->done : CHUNK;
         SHA1_Update(a->ctx, a->p + a->done, n);
         a->done += n;
     }
-    if (*a->slot) {
-        *a->slot = 0;
-        atomic_fetch_sub(&nogvl_active, 1);
-    }
+    if (a->turn)
+        hb_turn_hashed(a->turn);
     return NULL;
 }
 
@@ -89,7 +80,7 @@ typedef struct {
     int locked;       /* str is locked (hb_str_hold) */
     SHA_CTX *ctx;
     SHA_CTX saved;    /* restored if an interrupt abandons the update */
-    int slot;         /* holds one of the gvl_slots (until hashed) */
+    uint64_t turn;    /* hashed in this thread's turn: its id */
     int complete;
 } locked_update;
 
@@ -99,7 +90,7 @@ static VALUE locked_update_body(VALUE p)
 {
     locked_update *lu = (locked_update *)p;
     update_arg a = {lu->ctx, (const unsigned char *)RSTRING_PTR(lu->str),
-                    (size_t)RSTRING_LEN(lu->str), 0, 0, &lu->slot};
+                    (size_t)RSTRING_LEN(lu->str), 0, 0, lu->turn};
     int big = RSTRING_LEN(lu->str) >= BIG_INPUT;
     while (a.done < a.len) {
         a.interrupted = 0;
@@ -114,8 +105,6 @@ static VALUE locked_update_body(VALUE p)
 static VALUE locked_update_ensure(VALUE p)
 {
     locked_update *lu = (locked_update *)p;
-    if (lu->slot)
-        atomic_fetch_sub(&nogvl_active, 1);
     if (lu->locked)
         hb_str_release(lu->str);
     if (!lu->complete)
@@ -123,27 +112,12 @@ static VALUE locked_update_ensure(VALUE p)
     return Qnil;
 }
 
-/* take_slot: 1 if a thread may hash len bytes without the GVL now; *slot
- * says whether it took one of the gvl_slots. */
-static int take_slot(long len, int *slot)
-{
-    *slot = 0;
-    if (len >= BIG_INPUT)
-        return 1;
-    if (atomic_fetch_add(&nogvl_active, 1) < gvl_slots) {
-        *slot = 1;
-        return 1;
-    }
-    atomic_fetch_sub(&nogvl_active, 1);
-    return 0;
-}
-
 /* sha1_update_str: ctx absorbs str, with or without the GVL as above. */
 static void sha1_update_str(SHA_CTX *ctx, VALUE str)
 {
     long len = RSTRING_LEN(str);
-    int slot;
-    if (len < gvl_threshold || !take_slot(len, &slot)) {
+    uint64_t turn = len >= gvl_threshold && len < BIG_INPUT ? hb_turn_take() : 0;
+    if (len < gvl_threshold || (len < BIG_INPUT && !turn)) {
         SHA1_Update(ctx, RSTRING_PTR(str), (size_t)len);
         return;
     }
@@ -151,7 +125,7 @@ static void sha1_update_str(SHA_CTX *ctx, VALUE str)
     lu.str = str;
     lu.ctx = ctx;
     lu.saved = *ctx;
-    lu.slot = slot;
+    lu.turn = turn;
     lu.complete = 0;
     lu.str = hb_str_hold(str, &lu.locked); /* does not raise */
     rb_ensure(locked_update_body, (VALUE)&lu, locked_update_ensure, (VALUE)&lu);
@@ -316,16 +290,25 @@ static VALUE sha1_s_set_gvl_threshold(VALUE klass, VALUE v)
 
 static VALUE sha1_s_gvl_slots(VALUE klass)
 {
-    return LONG2NUM(gvl_slots);
+    return LONG2NUM(hb_turns());
 }
 
 static VALUE sha1_s_set_gvl_slots(VALUE klass, VALUE v)
 {
-    long s = NUM2LONG(v);
-    if (s < 0)
-        rb_raise(rb_eArgError, "gvl_slots must be >= 0 (got %ld)", s);
-    gvl_slots = s;
+    hb_turns_set(NUM2LONG(v));
     return v;
+}
+
+/* gvl_stats: {turns:, turn_waits:, turn_yields:} (turns.c). */
+static VALUE sha1_s_gvl_stats(VALUE klass)
+{
+    long waits, yields;
+    hb_turn_stats(&waits, &yields);
+    VALUE h = rb_hash_new();
+    rb_hash_aset(h, ID2SYM(rb_intern("turns")), LONG2NUM(hb_turns()));
+    rb_hash_aset(h, ID2SYM(rb_intern("turn_waits")), LONG2NUM(waits));
+    rb_hash_aset(h, ID2SYM(rb_intern("turn_yields")), LONG2NUM(yields));
+    return h;
 }
 
 void hb_ext_init_sha1(void)
@@ -349,6 +332,5 @@ void hb_ext_init_sha1(void)
     rb_define_singleton_method(cSHA1, "gvl_threshold=", sha1_s_set_gvl_threshold, 1);
     rb_define_singleton_method(cSHA1, "gvl_slots", sha1_s_gvl_slots, 0);
     rb_define_singleton_method(cSHA1, "gvl_slots=", sha1_s_set_gvl_slots, 1);
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    gvl_slots = ncpu > 0 ? ncpu : 1;
+    rb_define_singleton_method(cSHA1, "gvl_stats", sha1_s_gvl_stats, 0);
 }

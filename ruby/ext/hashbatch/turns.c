@@ -1,0 +1,294 @@
+/*
+ * turns.c - which Ruby threads hash mid-sized inputs without the GVL, and
+ * how they take the GVL back afterwards.
+ *
+ * Owns: the turns (gvl_slots of them, one per online core by default) and
+ * the hand-off of the GVL among the threads holding them.
+ *
+ * Why: Ruby 3.1 passes its GVL from thread to thread by waking a sleeping
+ * thread, and one wake costs more than hashing 4 KiB. Threads that hash
+ * small strings in a loop and release the GVL for each would spend their
+ * time waking each other (measured: four such threads on two cores keep
+ * one core busy). Two rules keep them out of that sleep:
+ *  - Turns. Only a thread holding a turn hashes without the GVL. A thread
+ *    keeps its turn from call to call; it gives it up when its slice
+ *    (TURN_SLICE_NS) is over and another thread waits, and then waits
+ *    itself. A turn unused for TURN_IDLE_NS is free (its thread is done,
+ *    or doing something else). So extra threads sleep once per slice, not
+ *    once per call. Waiting releases the GVL and can be interrupted.
+ *  - Hand-off. A turn holder that has hashed while another turn holder
+ *    is back in Ruby (holding the GVL, or about to take it) spins until
+ *    that one releases the GVL for its next hash (HANDOFF_SPIN_NS at
+ *    most), then takes the GVL while it is free instead of sleeping on it.
+ * After fork the child starts with no turns held.
+ * Must not: hash, or block while holding the GVL (the mutex guards only
+ * a few assignments).
+ */
+#include "hb_ext.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TURNS_MAX 1024
+#define TURN_SLICE_NS 50000000ull  /* 50 ms (Ruby: 100 ms); each switch costs ~0.2 ms */
+#define TURN_IDLE_NS 1000000ull    /* 1 ms without a hash: the turn is free */
+#define HANDOFF_SPIN_NS 20000ull   /* a Ruby step between hashes: < 1 us */
+
+/* A turn's fields change under turn_lock; its owner reads them without
+ * it, to keep its turn without locking on every call. */
+typedef struct {
+    _Atomic uint64_t owner;    /* thread id, 0 when free */
+    _Atomic uint64_t since_ns; /* when the owner took it */
+    _Atomic uint64_t last_ns;  /* the owner's last call */
+} turn;
+
+static turn turns[TURNS_MAX];
+static long turn_count = 1;
+static atomic_int waiting;
+static atomic_long waits_total, yields_total; /* for gvl_stats */
+static pthread_mutex_t turn_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t turn_freed; /* on CLOCK_MONOTONIC: init_turn_freed */
+
+/* in_ruby: the turn holder that has hashed and is taking or holding the
+ * GVL (0: none); the others wait for it to hash again. */
+static atomic_uint_fast64_t in_ruby;
+
+/* The calling thread: its id (never reused) and the turn it last held.
+ * Fetched once per call: thread-locals of a loaded library cost a call. */
+typedef struct {
+    uint64_t id;
+    long turn;
+} turn_self;
+
+static atomic_uint_fast64_t next_thread_id = 1;
+static _Thread_local turn_self self_tls = {0, -1};
+
+static turn_self *this_thread(void)
+{
+    turn_self *me = &self_tls;
+    if (me->id == 0)
+        me->id = atomic_fetch_add(&next_thread_id, 1);
+    return me;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield");
+#endif
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void init_turn_freed(void)
+{
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&turn_freed, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
+/* forget_after_fork (pthread_atfork, in the child): no thread of the
+ * parent's holds or waits for a turn there, and the lock may have been
+ * copied held. */
+static void forget_after_fork(void)
+{
+    pthread_mutex_init(&turn_lock, NULL);
+    init_turn_freed();
+    for (long i = 0; i < TURNS_MAX; i++)
+        atomic_store(&turns[i].owner, 0);
+    atomic_store(&waiting, 0);
+    atomic_store(&in_ruby, 0);
+}
+
+/* holds_turn: 1 if me holds the turn it last took. */
+static int holds_turn(const turn_self *me)
+{
+    return me->turn >= 0 && me->turn < turn_count &&
+           atomic_load_explicit(&turns[me->turn].owner, memory_order_acquire) == me->id;
+}
+
+/* grab_turn: me takes a free or idle turn; 1 if it got one. Locked. */
+static int grab_turn(turn_self *me, uint64_t now)
+{
+    for (long i = 0; i < turn_count; i++) {
+        turn *t = &turns[i];
+        if (atomic_load(&t->owner) == 0 || now - atomic_load(&t->last_ns) > TURN_IDLE_NS) {
+            atomic_store(&t->since_ns, now);
+            atomic_store(&t->last_ns, now);
+            atomic_store(&t->owner, me->id);
+            me->turn = i;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* keeps_turn: 1 if me, holding a turn, keeps it for one more call; 0
+ * after giving it up because its slice is over and another thread
+ * waits. */
+static int keeps_turn(turn_self *me, uint64_t now)
+{
+    turn *t = &turns[me->turn];
+    if (atomic_load_explicit(&waiting, memory_order_relaxed) == 0 ||
+        now - atomic_load_explicit(&t->since_ns, memory_order_relaxed) <= TURN_SLICE_NS) {
+        atomic_store_explicit(&t->last_ns, now, memory_order_relaxed);
+        return 1;
+    }
+    pthread_mutex_lock(&turn_lock);
+    uint_fast64_t id = me->id;
+    atomic_compare_exchange_strong(&t->owner, &id, 0);
+    me->turn = -1;
+    pthread_cond_broadcast(&turn_freed);
+    pthread_mutex_unlock(&turn_lock);
+    atomic_fetch_add_explicit(&yields_total, 1, memory_order_relaxed);
+    return 0;
+}
+
+/* takes_free_turn: 1 if me took a free turn. Only when nobody waits: a
+ * thread that arrives does not pass those waiting. */
+static int takes_free_turn(turn_self *me, uint64_t now)
+{
+    if (atomic_load(&waiting) > 0)
+        return 0;
+    pthread_mutex_lock(&turn_lock);
+    int got = grab_turn(me, now);
+    pthread_mutex_unlock(&turn_lock);
+    return got;
+}
+
+typedef struct {
+    turn_self *me;
+    volatile int interrupted;
+    int yielded; /* gave its turn up: lets another take it first */
+    int got;
+} turn_wait;
+
+/* wait_nogvl: sleeps until a turn is free (or idle) and takes it, or
+ * until interrupted. Runs without the GVL. */
+static void *wait_nogvl(void *p)
+{
+    turn_wait *w = p;
+    hb_turn_hashing(w->me->id); /* not in Ruby: nobody waits for it */
+    pthread_mutex_lock(&turn_lock);
+    atomic_fetch_add(&waiting, 1);
+    while (!w->interrupted) {
+        uint64_t now = now_ns();
+        if (!w->yielded && grab_turn(w->me, now)) {
+            w->got = 1;
+            break;
+        }
+        w->yielded = 0;
+        uint64_t until = now + TURN_IDLE_NS;
+        struct timespec ts = {(time_t)(until / 1000000000ull), (long)(until % 1000000000ull)};
+        pthread_cond_timedwait(&turn_freed, &turn_lock, &ts);
+    }
+    atomic_fetch_sub(&waiting, 1);
+    pthread_mutex_unlock(&turn_lock);
+    return NULL;
+}
+
+static void wait_ubf(void *p)
+{
+    turn_wait *w = p;
+    pthread_mutex_lock(&turn_lock);
+    w->interrupted = 1;
+    pthread_cond_broadcast(&turn_freed);
+    pthread_mutex_unlock(&turn_lock);
+}
+
+/* wait_for_turn: releases the GVL until me holds a turn. Raises (holding
+ * nothing) if the thread is interrupted meanwhile. */
+static void wait_for_turn(turn_self *me, int yielded)
+{
+    atomic_fetch_add_explicit(&waits_total, 1, memory_order_relaxed);
+    for (;;) {
+        turn_wait w = {me, 0, yielded, 0};
+        rb_thread_call_without_gvl(wait_nogvl, &w, wait_ubf, &w);
+        yielded = 0;
+        if (w.got)
+            return;
+        rb_thread_check_ints();
+    }
+}
+
+uint64_t hb_turn_take(void)
+{
+    if (turn_count == 0)
+        return 0;
+    turn_self *me = this_thread();
+    uint64_t now = now_ns();
+    if (holds_turn(me)) {
+        if (!keeps_turn(me, now))
+            wait_for_turn(me, 1);
+    } else if (!takes_free_turn(me, now)) {
+        wait_for_turn(me, 0);
+    }
+    return me->id;
+}
+
+void hb_turn_hashing(uint64_t id)
+{
+    uint_fast64_t mine = id;
+    if (atomic_load_explicit(&in_ruby, memory_order_relaxed) == id)
+        atomic_compare_exchange_strong(&in_ruby, &mine, 0);
+}
+
+void hb_turn_hashed(uint64_t id)
+{
+    uint64_t start = 0;
+    for (;;) {
+        uint_fast64_t none = 0;
+        if (atomic_load_explicit(&in_ruby, memory_order_relaxed) == 0 &&
+            atomic_compare_exchange_weak(&in_ruby, &none, id))
+            return;
+        uint64_t now = now_ns();
+        if (start == 0)
+            start = now;
+        else if (now - start > HANDOFF_SPIN_NS) {
+            atomic_store(&in_ruby, id); /* it is doing something else */
+            return;
+        }
+        cpu_relax();
+    }
+}
+
+long hb_turns(void)
+{
+    return turn_count;
+}
+
+void hb_turn_stats(long *waits, long *yields)
+{
+    *waits = atomic_load(&waits_total);
+    *yields = atomic_load(&yields_total);
+}
+
+void hb_turns_set(long n)
+{
+    if (n < 0 || n > TURNS_MAX)
+        rb_raise(rb_eArgError, "gvl_slots must be from 0 to %d (got %ld)", TURNS_MAX, n);
+    pthread_mutex_lock(&turn_lock);
+    turn_count = n;
+    pthread_cond_broadcast(&turn_freed);
+    pthread_mutex_unlock(&turn_lock);
+}
+
+void hb_ext_init_turns(void)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    turn_count = ncpu > 0 ? (ncpu < TURNS_MAX ? ncpu : TURNS_MAX) : 1;
+    init_turn_freed();
+    pthread_atfork(NULL, NULL, forget_after_fork);
+}
