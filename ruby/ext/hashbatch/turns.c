@@ -14,8 +14,10 @@
  *    keeps its turn from call to call; it gives it up when its slice
  *    (TURN_SLICE_NS) is over and another thread waits, and then waits
  *    itself. A turn unused for TURN_IDLE_NS is free (its thread is done,
- *    or doing something else). So extra threads sleep once per slice, not
- *    once per call. Waiting releases the GVL and can be interrupted.
+ *    or doing something else): a holder that sees one wakes the waiters,
+ *    who otherwise look for themselves every WAIT_BACKSTOP_NS. So extra
+ *    threads sleep once per slice, not once per call. Waiting releases
+ *    the GVL and can be interrupted.
  *  - Hand-off. A turn holder that has hashed while another turn holder
  *    is back in Ruby (holding the GVL, or about to take it) spins until
  *    that one releases the GVL for its next hash (HANDOFF_SPIN_NS at
@@ -35,6 +37,7 @@
 #define TURNS_MAX 1024
 #define TURN_SLICE_NS 50000000ull  /* 50 ms (Ruby: 100 ms); each switch costs ~0.2 ms */
 #define TURN_IDLE_NS 1000000ull    /* 1 ms without a hash: the turn is free */
+#define WAIT_BACKSTOP_NS 5000000ull /* a waiter looks for idle turns itself */
 #define HANDOFF_SPIN_NS 20000ull   /* a Ruby step between hashes: < 1 us */
 
 /* A turn's fields change under turn_lock; its owner reads them without
@@ -49,6 +52,7 @@ static turn turns[TURNS_MAX];
 static long turn_count = 1;
 static atomic_int waiting;
 static atomic_long waits_total, yields_total; /* for gvl_stats */
+static _Atomic uint64_t nudged_ns; /* when a holder last woke the waiters */
 static pthread_mutex_t turn_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t turn_freed; /* on CLOCK_MONOTONIC: init_turn_freed */
 
@@ -135,15 +139,39 @@ static int grab_turn(turn_self *me, uint64_t now)
     return 0;
 }
 
+/* nudge_if_idle_turn: while threads wait, a holder that finds a turn
+ * idle (its thread done, or doing something else) wakes them, at most
+ * once per TURN_IDLE_NS; so waiters need not poll often. */
+static void nudge_if_idle_turn(uint64_t now)
+{
+    if (now - atomic_load_explicit(&nudged_ns, memory_order_relaxed) <= TURN_IDLE_NS)
+        return;
+    for (long i = 0; i < turn_count; i++) {
+        turn *t = &turns[i];
+        if (atomic_load_explicit(&t->owner, memory_order_relaxed) == 0 ||
+            now - atomic_load_explicit(&t->last_ns, memory_order_relaxed) > TURN_IDLE_NS) {
+            atomic_store(&nudged_ns, now);
+            pthread_mutex_lock(&turn_lock);
+            pthread_cond_broadcast(&turn_freed);
+            pthread_mutex_unlock(&turn_lock);
+            return;
+        }
+    }
+}
+
 /* keeps_turn: 1 if me, holding a turn, keeps it for one more call; 0
  * after giving it up because its slice is over and another thread
  * waits. */
 static int keeps_turn(turn_self *me, uint64_t now)
 {
     turn *t = &turns[me->turn];
-    if (atomic_load_explicit(&waiting, memory_order_relaxed) == 0 ||
-        now - atomic_load_explicit(&t->since_ns, memory_order_relaxed) <= TURN_SLICE_NS) {
+    if (atomic_load_explicit(&waiting, memory_order_relaxed) == 0) {
         atomic_store_explicit(&t->last_ns, now, memory_order_relaxed);
+        return 1;
+    }
+    if (now - atomic_load_explicit(&t->since_ns, memory_order_relaxed) <= TURN_SLICE_NS) {
+        atomic_store_explicit(&t->last_ns, now, memory_order_relaxed);
+        nudge_if_idle_turn(now);
         return 1;
     }
     pthread_mutex_lock(&turn_lock);
@@ -190,7 +218,7 @@ static void *wait_nogvl(void *p)
             break;
         }
         w->yielded = 0;
-        uint64_t until = now + TURN_IDLE_NS;
+        uint64_t until = now + WAIT_BACKSTOP_NS;
         struct timespec ts = {(time_t)(until / 1000000000ull), (long)(until % 1000000000ull)};
         pthread_cond_timedwait(&turn_freed, &turn_lock, &ts);
     }
