@@ -16,7 +16,9 @@
  *    may change their strings at once and the job still hashes what it was
  *    given, and no lock outlives a job dropped without a wait.
  *  - Either way the batch object marks its strings with rb_gc_mark, which
- *    keeps them alive and pins them against GC.compact.
+ *    keeps them alive and pins them against GC.compact; the bytes of
+ *    embedded strings (23 bytes at most, inside their objects) are copied
+ *    into the batch besides (batch_point).
  *  - Engines remember the pid that opened them: a forked child gets a
  *    fresh default engine on first use and refuses a parent's Engine
  *    object (its threads did not survive the fork); nothing of the
@@ -170,6 +172,7 @@ typedef struct {
     size_t nstrs;
     VALUE *locked;          /* locked (pin.c), to unlock */
     size_t nlocked;
+    char *embedded;         /* copies of embedded strings' bytes (see batch_point) */
     int hex;                /* results as hex text */
     int finished;           /* status is the outcome */
     int waiters;            /* threads in batch_wait: the job outlives them */
@@ -208,6 +211,7 @@ static void batch_free(void *p)
     ruby_xfree(b->out);
     ruby_xfree(b->strs);
     ruby_xfree(b->locked);
+    ruby_xfree(b->embedded);
     ruby_xfree(b);
 }
 
@@ -253,6 +257,41 @@ static VALUE element_string(VALUE ary, long i)
     return t;
 }
 
+static int is_embedded(VALUE s)
+{
+    return !FL_TEST_RAW(s, RSTRING_NOEMBED);
+}
+
+/* batch_point: points the messages at the held strings' bytes. An
+ * embedded string (up to 23 bytes) keeps its bytes inside its object,
+ * which GC.compact moves unless pinned; the batch marks (pins) its
+ * strings, yet a pocl worker once read a short string's old place after a
+ * compaction (test_gc_compact_during_batches, 2 of 5 full runs of one
+ * order), so their bytes are copied into the batch: they cost 23 bytes
+ * at most. Allocates before taking any pointer (an allocation may run
+ * the GC). */
+static void batch_point(batch *b)
+{
+    size_t embedded_bytes = 0;
+    for (size_t i = 0; i < b->n; i++)
+        if (is_embedded(b->strs[i]))
+            embedded_bytes += (size_t)RSTRING_LEN(b->strs[i]);
+    if (embedded_bytes > 0)
+        b->embedded = ALLOC_N(char, embedded_bytes);
+    char *next = b->embedded;
+    for (size_t i = 0; i < b->n; i++) {
+        VALUE s = b->strs[i];
+        size_t len = (size_t)RSTRING_LEN(s);
+        b->msgs[i].len = len;
+        b->msgs[i].data = RSTRING_PTR(s);
+        if (is_embedded(s) && len > 0) {
+            memcpy(next, RSTRING_PTR(s), len);
+            b->msgs[i].data = next;
+            next += len;
+        }
+    }
+}
+
 /* batch_fill: takes every string of ary; locks them (lock) or keeps
  * frozen snapshots (!lock). May raise: what was locked is in b->locked. */
 static void batch_fill(batch *b, VALUE ary, int lock)
@@ -267,9 +306,8 @@ static void batch_fill(batch *b, VALUE ary, int lock)
         b->strs[b->nstrs++] = s;
         if (locked)
             b->locked[b->nlocked++] = s;
-        b->msgs[i].data = RSTRING_PTR(s);
-        b->msgs[i].len = (size_t)RSTRING_LEN(s);
     }
+    batch_point(b);
 }
 
 /* batch_submit: hands the batch to the engine. */
