@@ -263,13 +263,14 @@ static int is_embedded(VALUE s)
 }
 
 /* batch_point: points the messages at the held strings' bytes. An
- * embedded string (up to 23 bytes) keeps its bytes inside its object,
- * which GC.compact moves unless pinned; the batch marks (pins) its
- * strings, yet a pocl worker once read a short string's old place after a
- * compaction (test_gc_compact_during_batches, 2 of 5 full runs of one
- * order), so their bytes are copied into the batch: they cost 23 bytes
- * at most. Allocates before taking any pointer (an allocation may run
- * the GC). */
+ * embedded string (up to 23 bytes) keeps its bytes inside its object, on a
+ * page of Ruby's heap; while GC.compact moves other objects, Ruby 3.1
+ * protects such pages and repairs them from its SIGSEGV handler, which
+ * crashes when the reader is not a Ruby thread and a Ractor has existed
+ * (Segmentation fault at 0x30: test_compaction_after_a_ractor_*). Engine
+ * threads must read no heap page, so those bytes are copied into the
+ * batch (23 bytes each at most); longer strings' buffers are malloc'd.
+ * Allocates before taking any pointer (an allocation may run the GC). */
 static void batch_point(batch *b)
 {
     size_t embedded_bytes = 0;
