@@ -134,6 +134,26 @@ static void count_call(void *ctx, size_t i, const hb_file_result *r)
     pthread_mutex_unlock(&c->lock);
 }
 
+/* submit_tree: every file of t by path as one files job on e, each
+ * callback counted in c; *res and *in are the job's arrays (the caller
+ * frees them and c->calls). */
+static hb_files_job *submit_tree(hb_engine *e, const tree *t, hb_files_options *o, calls *c,
+                                 hb_file_result **res, hb_file_input **in)
+{
+    *c = (calls){PTHREAD_MUTEX_INITIALIZER, calloc(t->n, sizeof(unsigned)), 0, 0};
+    o->on_file = count_call;
+    o->ctx = c;
+    *res = calloc(t->n, sizeof **res);
+    *in = calloc(t->n, sizeof **in);
+    for (size_t i = 0; i < t->n; i++) {
+        (*in)[i].path = t->paths[i];
+        (*in)[i].fd = -1;
+    }
+    hb_files_job *j = NULL;
+    ck_assert_int_eq(hb_submit_files(e, *in, t->n, *res, o, &j), HB_OK);
+    return j;
+}
+
 /* expect_all_ok: every result OK with the right digest and size. */
 static void expect_all_ok(const tree *t, const hb_file_result *res, const char *what)
 {
@@ -175,17 +195,10 @@ START_TEST(test_tree_digests)
     o.memory_max = rc->memory_max;
     o.batch_bytes = rc->batch_bytes;
     o.chunk_bytes = rc->chunk_bytes;
-    calls c = {PTHREAD_MUTEX_INITIALIZER, calloc(t.n, sizeof(unsigned)), 0, 0};
-    o.on_file = count_call;
-    o.ctx = &c;
-    hb_file_result *res = calloc(t.n, sizeof *res);
-    hb_file_input *in = calloc(t.n, sizeof *in);
-    for (size_t i = 0; i < t.n; i++) {
-        in[i].path = t.paths[i];
-        in[i].fd = -1;
-    }
-    hb_files_job *j = NULL;
-    ck_assert_int_eq(hb_submit_files(e, in, t.n, res, &o, &j), HB_OK);
+    calls c;
+    hb_file_result *res;
+    hb_file_input *in;
+    hb_files_job *j = submit_tree(e, &t, &o, &c, &res, &in);
     ck_assert_int_eq(hb_files_job_wait(j, -1), HB_OK);
     hb_files_stats st;
     ck_assert_int_eq(hb_files_job_stats(j, &st), HB_OK);
@@ -464,17 +477,10 @@ START_TEST(test_cancel)
     hb_files_options_init(&o);
     o.io_threads = 1;
     o.chunk_bytes = 64; /* slow enough to be cancelled half-way */
-    calls c = {PTHREAD_MUTEX_INITIALIZER, calloc(t.n, sizeof(unsigned)), 0, 0};
-    o.on_file = count_call;
-    o.ctx = &c;
-    hb_file_result *res = calloc(t.n, sizeof *res);
-    hb_file_input *in = calloc(t.n, sizeof *in);
-    for (size_t i = 0; i < t.n; i++) {
-        in[i].path = t.paths[i];
-        in[i].fd = -1;
-    }
-    hb_files_job *j = NULL;
-    ck_assert_int_eq(hb_submit_files(e, in, t.n, res, &o, &j), HB_OK);
+    calls c;
+    hb_file_result *res;
+    hb_file_input *in;
+    hb_files_job *j = submit_tree(e, &t, &o, &c, &res, &in);
     ck_assert_int_eq(hb_files_job_wait(j, 0), HB_ERR_TIMEOUT);
     ck_assert_int_eq(hb_files_job_cancel(j), HB_OK);
     ck_assert_int_eq(hb_files_job_wait(j, -1), HB_ERR_CANCELLED);
