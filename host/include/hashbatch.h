@@ -25,44 +25,51 @@
 extern "C" {
 #endif
 
+/* HB_API marks the functions libhashbatch exports. The library is built with
+ * hidden visibility, so these are its only dynamic symbols (CI compares the
+ * shared library's symbol table with this header: tests/check_symbols.sh). */
+#if defined(__GNUC__) || defined(__clang__)
+#define HB_API __attribute__((visibility("default")))
+#else
+#define HB_API
+#endif
+
 /* ---- version -------------------------------------------------------- */
 
 #define HB_VERSION_MAJOR 0
 #define HB_VERSION_MINOR 1
 #define HB_VERSION_PATCH 0
-#define HB_VERSION_NUMBER \
-    (HB_VERSION_MAJOR * 10000 + HB_VERSION_MINOR * 100 + HB_VERSION_PATCH)
+#define HB_VERSION_NUMBER (HB_VERSION_MAJOR * 10000 + HB_VERSION_MINOR * 100 + HB_VERSION_PATCH)
 #define HB_VERSION_STRING "0.1.0"
 
 /* hb_version_number: HB_VERSION_NUMBER of the library actually linked. */
-unsigned hb_version_number(void);
+HB_API unsigned hb_version_number(void);
 
 /* hb_version_string: "MAJOR.MINOR.PATCH" of the library actually linked.
  * The string is static; never NULL. */
-const char *hb_version_string(void);
+HB_API const char *hb_version_string(void);
 
 /* ---- status --------------------------------------------------------- */
 
 /* One list, values pinned: a value never changes meaning once released. */
-#define HB_STATUS_LIST(X)                                                   \
-    X(HB_OK, 0, "success")                                                  \
-    X(HB_ERR_NULL_ARGUMENT, 1, "a required pointer argument is NULL")       \
-    X(HB_ERR_INVALID_ARGUMENT, 2, "an argument has an invalid value")       \
-    X(HB_ERR_NO_MEMORY, 3, "out of memory")                                 \
-    X(HB_ERR_NO_OPENCL, 4, "no OpenCL platform or device is available")     \
-    X(HB_ERR_BAD_DEVICE_SPEC, 5, "the device spec matches no device")       \
-    X(HB_ERR_BUILD_FAILED, 6, "the OpenCL kernel failed to build")          \
-    X(HB_ERR_DEVICE, 7, "an OpenCL call failed on the device")              \
-    X(HB_ERR_VERIFY_FAILED, 8, "a digest failed verification")              \
-    X(HB_ERR_TIMEOUT, 9, "the wait timed out")                              \
-    X(HB_ERR_CANCELLED, 10, "the job was cancelled")                        \
-    X(HB_ERR_CLOSED, 11, "the engine is closed")                            \
-    X(HB_ERR_IO, 12, "an input/output error")                               \
-    X(HB_ERR_THREAD, 13, "a thread could not be started")                   \
-    X(HB_ERR_INTERNAL, 14, "an internal error (a bug in hashbatch)")      \
-    X(HB_ERR_FILE_CHANGED, 15, "the file changed while it was read")      \
-    X(HB_ERR_NOT_REGULAR, 16,                                             \
-      "not a regular file (a FIFO, socket or device): skipped")
+#define HB_STATUS_LIST(X)                                                                          \
+    X(HB_OK, 0, "success")                                                                         \
+    X(HB_ERR_NULL_ARGUMENT, 1, "a required pointer argument is NULL")                              \
+    X(HB_ERR_INVALID_ARGUMENT, 2, "an argument has an invalid value")                              \
+    X(HB_ERR_NO_MEMORY, 3, "out of memory")                                                        \
+    X(HB_ERR_NO_OPENCL, 4, "no OpenCL platform or device is available")                            \
+    X(HB_ERR_BAD_DEVICE_SPEC, 5, "the device spec matches no device")                              \
+    X(HB_ERR_BUILD_FAILED, 6, "the OpenCL kernel failed to build")                                 \
+    X(HB_ERR_DEVICE, 7, "an OpenCL call failed on the device")                                     \
+    X(HB_ERR_VERIFY_FAILED, 8, "a digest failed verification")                                     \
+    X(HB_ERR_TIMEOUT, 9, "the wait timed out")                                                     \
+    X(HB_ERR_CANCELLED, 10, "the job was cancelled")                                               \
+    X(HB_ERR_CLOSED, 11, "the engine is closed")                                                   \
+    X(HB_ERR_IO, 12, "an input/output error")                                                      \
+    X(HB_ERR_THREAD, 13, "a thread could not be started")                                          \
+    X(HB_ERR_INTERNAL, 14, "an internal error (a bug in hashbatch)")                               \
+    X(HB_ERR_FILE_CHANGED, 15, "the file changed while it was read")                               \
+    X(HB_ERR_NOT_REGULAR, 16, "not a regular file (a FIFO, socket or device): skipped")
 
 typedef enum {
 #define HB_STATUS_ENUM_(name, value, text) name = value,
@@ -73,11 +80,11 @@ typedef enum {
 /* hb_status_str: a short, static English description of s ("success",
  * "the device spec matches no device", ...). Unknown values give
  * "unknown status". Never NULL. Thread-safe. */
-const char *hb_status_str(hb_status s);
+HB_API const char *hb_status_str(hb_status s);
 
 /* hb_status_name: the enumerator's name as text ("HB_ERR_DEVICE").
  * Unknown values give "HB_UNKNOWN". Never NULL. Thread-safe. */
-const char *hb_status_name(hb_status s);
+HB_API const char *hb_status_name(hb_status s);
 
 /* ---- types ---------------------------------------------------------- */
 
@@ -115,22 +122,22 @@ typedef struct {
      * copied by hb_engine_open. */
     const char *device;
     hb_verify_mode verify;
-    unsigned cpu_threads;    /* CPU pool threads; 0: one per online core */
-    size_t staging_bytes;    /* bytes of message data per device launch;
-                                0: default (16 MiB) */
-    unsigned ring_depth;     /* launches in flight per OpenCL device, each
-                                with its own staging buffers; 0: default
-                                (3) */
+    unsigned cpu_threads;      /* CPU pool threads; 0: one per online core */
+    size_t staging_bytes;      /* bytes of message data per device launch;
+                                  0: default (16 MiB) */
+    unsigned ring_depth;       /* launches in flight per OpenCL device, each
+                                  with its own staging buffers; 0: default
+                                  (3) */
     unsigned sample_per_mille; /* with HB_VERIFY_SAMPLE: messages checked
                                   per thousand, at least one per batch;
                                   0: default (16) */
-    int cpu_fallback;        /* 1 (default): a device error finishes the
-                                batch on the CPU pool; 0: return
-                                HB_ERR_DEVICE instead */
-    int use_environment;     /* 1 (default): HASHBATCH_BACKEND,
-                                HASHBATCH_DEVICE and HASHBATCH_VERIFY
-                                override the fields above */
-    uint64_t seed;           /* seed for verification sampling; 0: random */
+    int cpu_fallback;          /* 1 (default): a device error finishes the
+                                  batch on the CPU pool; 0: return
+                                  HB_ERR_DEVICE instead */
+    int use_environment;       /* 1 (default): HASHBATCH_BACKEND,
+                                  HASHBATCH_DEVICE and HASHBATCH_VERIFY
+                                  override the fields above */
+    uint64_t seed;             /* seed for verification sampling; 0: random */
 } hb_config;
 
 /* Which compute an engine uses, from backend and device:
@@ -145,19 +152,19 @@ typedef struct {
 /* hb_config_init: fills *cfg with the defaults (auto backend, default
  * device, sampled verification, one CPU thread per core, fallback on,
  * environment honoured). cfg NULL: does nothing. */
-void hb_config_init(hb_config *cfg);
+HB_API void hb_config_init(hb_config *cfg);
 
 /* hb_backend_parse: "auto", "opencl" or "cpu" to its kind.
  * Returns HB_OK, HB_ERR_NULL_ARGUMENT or HB_ERR_INVALID_ARGUMENT. */
-hb_status hb_backend_parse(const char *text, hb_backend_kind *out);
+HB_API hb_status hb_backend_parse(const char *text, hb_backend_kind *out);
 
 /* hb_verify_parse: "off", "sample" or "full" to its mode.
  * Returns HB_OK, HB_ERR_NULL_ARGUMENT or HB_ERR_INVALID_ARGUMENT. */
-hb_status hb_verify_parse(const char *text, hb_verify_mode *out);
+HB_API hb_status hb_verify_parse(const char *text, hb_verify_mode *out);
 
 /* hb_backend_name / hb_verify_name: the inverse; static strings. */
-const char *hb_backend_name(hb_backend_kind kind);
-const char *hb_verify_name(hb_verify_mode mode);
+HB_API const char *hb_backend_name(hb_backend_kind kind);
+HB_API const char *hb_verify_name(hb_verify_mode mode);
 
 /* ---- engine --------------------------------------------------------- */
 
@@ -173,14 +180,14 @@ const char *hb_verify_name(hb_verify_mode mode);
  * (the build log is in the last error); HB_ERR_DEVICE; HB_ERR_NO_MEMORY;
  * HB_ERR_THREAD. Blocks while the kernel builds (up to seconds the first
  * time a device sees it; pocl caches the result). Thread-safe. */
-hb_status hb_engine_open(hb_engine **out, const hb_config *cfg);
+HB_API hb_status hb_engine_open(hb_engine **out, const hb_config *cfg);
 
 /* hb_engine_close: stops the engine and releases everything it holds.
  * Batches already on a device are finished; jobs still waiting finish
  * with HB_ERR_CLOSED (their waiters wake). Job handles stay valid until
  * hb_job_free. Never hangs on a healthy device. NULL is fine. No other
  * call on e may run during or after it (waiting on its jobs is fine). */
-void hb_engine_close(hb_engine *e);
+HB_API void hb_engine_close(hb_engine *e);
 
 /* hb_sha1_batch: out[i] = SHA-1(m[i]) for i in [0, n), in input order;
  * hb_submit followed by hb_job_wait. n may be 0 (m and out may then be
@@ -195,8 +202,7 @@ void hb_engine_close(hb_engine *e);
  * On failure out's contents are unspecified.
  * Thread-safe: many threads may hash on one engine at once, and their
  * small batches are coalesced into shared device launches. */
-hb_status hb_sha1_batch(hb_engine *e, const hb_msg *m, size_t n,
-                        hb_digest *out);
+HB_API hb_status hb_sha1_batch(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out);
 
 /* ---- jobs: asynchronous batches -------------------------------------- */
 
@@ -207,8 +213,7 @@ hb_status hb_sha1_batch(hb_engine *e, const hb_msg *m, size_t n,
  * or hb_job_cancel returned. n may be 0 (the job is finished at once).
  * Returns HB_OK; HB_ERR_NULL_ARGUMENT (as hb_sha1_batch, or job NULL);
  * HB_ERR_CLOSED; HB_ERR_NO_MEMORY. Thread-safe. */
-hb_status hb_submit(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out,
-                    hb_job **job);
+HB_API hb_status hb_submit(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_job **job);
 
 /* hb_job_wait: waits up to timeout_ns nanoseconds (< 0: forever; 0: just
  * look) for j to finish. Returns HB_ERR_TIMEOUT if it has not, else the
@@ -216,7 +221,7 @@ hb_status hb_submit(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out,
  * HB_ERR_CLOSED (the engine closed first), HB_ERR_DEVICE (only with
  * cpu_fallback 0), HB_ERR_NULL_ARGUMENT (j NULL). Any number of threads
  * may wait on one job. Does not need the engine (it may be closed). */
-hb_status hb_job_wait(hb_job *j, int64_t timeout_ns);
+HB_API hb_status hb_job_wait(hb_job *j, int64_t timeout_ns);
 
 /* hb_job_cancel: stops j: messages not yet handed to a worker are
  * dropped; those already on a device or a CPU worker finish. Blocks until
@@ -224,75 +229,75 @@ hb_status hb_job_wait(hb_job *j, int64_t timeout_ns);
  * hb_job_wait returns HB_ERR_CANCELLED, or HB_OK if j had already
  * finished. Returns HB_OK, or HB_ERR_NULL_ARGUMENT. Thread-safe, but not
  * while its engine is being closed (after the close returns it is fine). */
-hb_status hb_job_cancel(hb_job *j);
+HB_API hb_status hb_job_cancel(hb_job *j);
 
 /* hb_job_fd: a file descriptor that becomes readable (POLLIN) when j
  * finishes, for event loops; it stays readable. Owned by j: do not close
  * it; it is closed by hb_job_free. Returns HB_OK, HB_ERR_NULL_ARGUMENT or
  * HB_ERR_IO (no descriptor could be made). Thread-safe. */
-hb_status hb_job_fd(hb_job *j, int *fd);
+HB_API hb_status hb_job_fd(hb_job *j, int *fd);
 
 /* hb_job_free: cancels j if it has not finished (as hb_job_cancel) and
  * releases it. NULL is fine. j must not be used afterwards, and no other
  * thread may still be waiting on it. Not while its engine is being
  * closed (after the close returns it is fine). */
-void hb_job_free(hb_job *j);
+HB_API void hb_job_free(hb_job *j);
 
 /* hb_engine_last_error: detail about the most recent failure on e (any
  * thread), or, with e NULL, the calling thread's most recent failure that
  * had no engine. "" when there was none. The text stays valid until the
  * next failing call on the same engine (or thread); never NULL. */
-const char *hb_engine_last_error(const hb_engine *e);
+HB_API const char *hb_engine_last_error(const hb_engine *e);
 
 /* hb_engine_describe: which backend and devices the engine uses, as one
  * line ("opencl: pocl cpu-znver4-AMD EPYC [0:0]", "cpu: OpenSSL, 2
  * threads, SHA-NI"). Static for the engine's life; never NULL. */
-const char *hb_engine_describe(const hb_engine *e);
+HB_API const char *hb_engine_describe(const hb_engine *e);
 
 /* hb_engine_backend: the backend the engine actually uses (never AUTO). */
-hb_backend_kind hb_engine_backend(const hb_engine *e);
+HB_API hb_backend_kind hb_engine_backend(const hb_engine *e);
 
 #define HB_STATS_MAX_DEVICES 8
 
 /* What one worker of the engine did: an OpenCL device, or the CPU pool. */
 typedef struct {
-    char name[96];             /* "opencl 0:0 pthread-...", "cpu pool" */
+    char name[96]; /* "opencl 0:0 pthread-...", "cpu pool" */
     int is_cpu;
-    uint64_t messages;         /* messages it hashed */
-    uint64_t bytes;            /* message bytes it hashed */
-    uint64_t batches;          /* batches it took from the queue */
-    uint64_t launches;         /* kernel launches (devices) */
-    uint64_t busy_ns;          /* time spent working on batches */
-    uint64_t errors;           /* OpenCL errors */
-    int quarantined;           /* 1 once the device is no longer used */
+    uint64_t messages; /* messages it hashed */
+    uint64_t bytes;    /* message bytes it hashed */
+    uint64_t batches;  /* batches it took from the queue */
+    uint64_t launches; /* kernel launches (devices) */
+    uint64_t busy_ns;  /* time spent working on batches */
+    uint64_t errors;   /* OpenCL errors */
+    int quarantined;   /* 1 once the device is no longer used */
 } hb_device_stats;
 
 typedef struct {
-    uint64_t messages;         /* messages completed */
-    uint64_t bytes;            /* message bytes completed */
-    uint64_t batches;          /* batches (device or pool) completed */
+    uint64_t messages; /* messages completed */
+    uint64_t bytes;    /* message bytes completed */
+    uint64_t batches;  /* batches (device or pool) completed */
     uint64_t jobs_submitted;
-    uint64_t jobs_completed;   /* finished with HB_OK */
-    uint64_t jobs_cancelled;   /* finished by cancel or close */
-    uint64_t device_launches;  /* kernel launches, all devices */
-    uint64_t device_bytes;     /* message bytes whose digests came from OpenCL
-                                  devices (not counting batches redone on
-                                  the CPU after a mismatch or error) */
-    uint64_t cpu_bytes;        /* message bytes hashed by the CPU pool */
-    uint64_t verified;         /* messages recomputed by verification */
-    uint64_t verify_mismatches;/* verification mismatches detected */
-    uint64_t fallbacks;        /* device batches redone on the CPU */
-    uint64_t device_errors;    /* OpenCL errors seen */
-    uint64_t queue_messages;   /* messages waiting, now */
-    uint64_t queue_jobs;       /* jobs waiting, now */
-    int quarantined;           /* devices quarantined */
-    unsigned ndevices;         /* entries used in device[] */
+    uint64_t jobs_completed;    /* finished with HB_OK */
+    uint64_t jobs_cancelled;    /* finished by cancel or close */
+    uint64_t device_launches;   /* kernel launches, all devices */
+    uint64_t device_bytes;      /* message bytes whose digests came from OpenCL
+                                   devices (not counting batches redone on
+                                   the CPU after a mismatch or error) */
+    uint64_t cpu_bytes;         /* message bytes hashed by the CPU pool */
+    uint64_t verified;          /* messages recomputed by verification */
+    uint64_t verify_mismatches; /* verification mismatches detected */
+    uint64_t fallbacks;         /* device batches redone on the CPU */
+    uint64_t device_errors;     /* OpenCL errors seen */
+    uint64_t queue_messages;    /* messages waiting, now */
+    uint64_t queue_jobs;        /* jobs waiting, now */
+    int quarantined;            /* devices quarantined */
+    unsigned ndevices;          /* entries used in device[] */
     hb_device_stats device[HB_STATS_MAX_DEVICES];
 } hb_stats;
 
 /* hb_engine_stats: a snapshot of e's counters. Thread-safe.
  * Returns HB_OK or HB_ERR_NULL_ARGUMENT. */
-hb_status hb_engine_stats(const hb_engine *e, hb_stats *out);
+HB_API hb_status hb_engine_stats(const hb_engine *e, hb_stats *out);
 
 /* ---- devices -------------------------------------------------------- */
 
@@ -304,20 +309,20 @@ typedef enum {
 } hb_device_type;
 
 typedef struct {
-    unsigned platform_index;   /* as in the "P:D" device spec */
+    unsigned platform_index; /* as in the "P:D" device spec */
     unsigned device_index;
     char platform_name[128];
     char name[128];
     char vendor[128];
-    char version[128];         /* OpenCL version string */
+    char version[128]; /* OpenCL version string */
     char driver_version[64];
     hb_device_type type;
     uint32_t compute_units;
     uint32_t max_clock_mhz;
     uint64_t global_mem_bytes;
     uint64_t max_alloc_bytes;
-    int available;             /* CL_DEVICE_AVAILABLE */
-    int auto_pick;             /* 1 for the device `auto` would use */
+    int available; /* CL_DEVICE_AVAILABLE */
+    int auto_pick; /* 1 for the device `auto` would use */
 } hb_device_info;
 
 /* hb_devices_list: every OpenCL device of every platform. Writes up to cap
@@ -325,17 +330,16 @@ typedef struct {
  * *count. No OpenCL platform at all is not an error: *count is 0.
  * Returns HB_OK or HB_ERR_NULL_ARGUMENT (count NULL, or out NULL with
  * cap > 0). Thread-safe; does not build anything. */
-hb_status hb_devices_list(hb_device_info *out, size_t cap, size_t *count);
+HB_API hb_status hb_devices_list(hb_device_info *out, size_t cap, size_t *count);
 
 /* hb_device_type_name: "gpu", "cpu", "accelerator" or "other". */
-const char *hb_device_type_name(hb_device_type t);
+HB_API const char *hb_device_type_name(hb_device_type t);
 
 /* hb_cpu_has_sha_ni: 1 if this CPU has the SHA extensions OpenSSL uses. */
-int hb_cpu_has_sha_ni(void);
+HB_API int hb_cpu_has_sha_ni(void);
 
 /* hb_cpu_threads_default: the CPU pool size a 0 in cpu_threads means. */
-unsigned hb_cpu_threads_default(void);
-
+HB_API unsigned hb_cpu_threads_default(void);
 
 /* ---- files: hashing files by path or descriptor ----------------------- */
 
@@ -385,44 +389,43 @@ typedef struct {
  * final (r is also stored in out[index]). Calls are never concurrent, but
  * come from the job's threads in completion order, not index order. Must
  * not call hb_files_job_wait/cancel/free on its own job. */
-typedef void (*hb_files_callback)(void *ctx, size_t index,
-                                  const hb_file_result *r);
+typedef void (*hb_files_callback)(void *ctx, size_t index, const hb_file_result *r);
 
 /* Options of a files job. Always start from hb_files_options_init(). */
 typedef struct {
-    unsigned io_threads;  /* reader threads; 0: default (online cores, at
-                             least 2, at most 16) */
-    size_t small_max;     /* files up to this size are batched through the
-                             engine, bigger ones streamed; 0: 1 MiB */
-    size_t memory_max;    /* cap on file bytes held in memory; 0: 64 MiB */
-    size_t batch_bytes;   /* bytes per engine submission; 0: 8 MiB */
-    size_t chunk_bytes;   /* read() size when streaming; 0: 1 MiB */
-    int read_special;     /* 1: FIFOs, sockets and devices named by a path
-                             are read to their end (which may block); 0
-                             (default): skipped with HB_ERR_NOT_REGULAR */
+    unsigned io_threads;       /* reader threads; 0: default (online cores, at
+                                  least 2, at most 16) */
+    size_t small_max;          /* files up to this size are batched through the
+                                  engine, bigger ones streamed; 0: 1 MiB */
+    size_t memory_max;         /* cap on file bytes held in memory; 0: 64 MiB */
+    size_t batch_bytes;        /* bytes per engine submission; 0: 8 MiB */
+    size_t chunk_bytes;        /* read() size when streaming; 0: 1 MiB */
+    int read_special;          /* 1: FIFOs, sockets and devices named by a path
+                                  are read to their end (which may block); 0
+                                  (default): skipped with HB_ERR_NOT_REGULAR */
     hb_files_callback on_file; /* NULL: none */
-    void *ctx;            /* passed to on_file */
+    void *ctx;                 /* passed to on_file */
 } hb_files_options;
 
 /* Counters of a files job, for progress and reports. */
 typedef struct {
-    uint64_t files;          /* files in the job */
-    uint64_t files_done;     /* files with a final result (any status) */
-    uint64_t files_failed;   /* of those, status other than HB_OK */
-    uint64_t bytes_read;     /* bytes read so far, all files */
-    uint64_t batched_files;  /* files hashed by the engine */
+    uint64_t files;         /* files in the job */
+    uint64_t files_done;    /* files with a final result (any status) */
+    uint64_t files_failed;  /* of those, status other than HB_OK */
+    uint64_t bytes_read;    /* bytes read so far, all files */
+    uint64_t batched_files; /* files hashed by the engine */
     uint64_t batched_bytes;
     uint64_t batches;        /* engine submissions */
     uint64_t streamed_files; /* files streamed through OpenSSL on the
                                 I/O threads */
     uint64_t streamed_bytes;
-    uint64_t peak_memory;    /* most file bytes held in memory at once */
+    uint64_t peak_memory; /* most file bytes held in memory at once */
 } hb_files_stats;
 
 typedef struct hb_files_job hb_files_job; /* opaque */
 
 /* hb_files_options_init: fills *o with the defaults. NULL: does nothing. */
-void hb_files_options_init(hb_files_options *o);
+HB_API void hb_files_options_init(hb_files_options *o);
 
 /* hb_submit_files: starts hashing the n inputs and returns at once with
  * *job (owned by the caller; hb_files_job_free). Result i goes to out[i].
@@ -435,9 +438,9 @@ void hb_files_options_init(hb_files_options *o);
  * descriptor >= 0); HB_ERR_NO_MEMORY; HB_ERR_THREAD. Problems with a
  * file are never a failure of this call: they are in its result.
  * Thread-safe; many jobs may run on one engine at once. */
-hb_status hb_submit_files(hb_engine *e, const hb_file_input *in, size_t n,
-                          hb_file_result *out, const hb_files_options *opt,
-                          hb_files_job **job);
+HB_API hb_status hb_submit_files(hb_engine *e, const hb_file_input *in, size_t n,
+                                 hb_file_result *out, const hb_files_options *opt,
+                                 hb_files_job **job);
 
 /* hb_files_job_wait: waits up to timeout_ns (< 0: forever; 0: just look)
  * for every file of j to have its result. Returns HB_ERR_TIMEOUT if not
@@ -445,28 +448,28 @@ hb_status hb_submit_files(hb_engine *e, const hb_file_input *in, size_t n,
  * or HB_ERR_CANCELLED (hb_files_job_cancel was called; files not reached
  * have HB_ERR_CANCELLED). HB_ERR_NULL_ARGUMENT when j is NULL.
  * Only one thread may wait on a job at a time. */
-hb_status hb_files_job_wait(hb_files_job *j, int64_t timeout_ns);
+HB_API hb_status hb_files_job_wait(hb_files_job *j, int64_t timeout_ns);
 
 /* hb_files_job_cancel: asks j to stop: files not yet started finish with
  * HB_ERR_CANCELLED, streams stop at their next chunk, engine batches are
  * cancelled. Returns at once (wait for the end with hb_files_job_wait).
  * Returns HB_OK or HB_ERR_NULL_ARGUMENT. Thread-safe, also from on_file's
  * thread of another job, or a signal-watching thread. */
-hb_status hb_files_job_cancel(hb_files_job *j);
+HB_API hb_status hb_files_job_cancel(hb_files_job *j);
 
 /* hb_files_job_stats: a snapshot of j's counters (see hb_files_stats).
  * Returns HB_OK or HB_ERR_NULL_ARGUMENT. Thread-safe. */
-hb_status hb_files_job_stats(const hb_files_job *j, hb_files_stats *out);
+HB_API hb_status hb_files_job_stats(const hb_files_job *j, hb_files_stats *out);
 
 /* hb_files_job_free: cancels j if it has not finished, waits for its
  * threads, and releases it. NULL is fine. */
-void hb_files_job_free(hb_files_job *j);
+HB_API void hb_files_job_free(hb_files_job *j);
 
 /* hb_hash_files: hb_submit_files over n paths, then waits. Blocks until
  * every file has its result in out[i]. Returns as hb_submit_files, or
  * HB_OK once done: per-file problems are in out[i].status. */
-hb_status hb_hash_files(hb_engine *e, const char *const *paths, size_t n,
-                        hb_file_result *out, const hb_files_options *opt);
+HB_API hb_status hb_hash_files(hb_engine *e, const char *const *paths, size_t n,
+                               hb_file_result *out, const hb_files_options *opt);
 
 #ifdef __cplusplus
 }
