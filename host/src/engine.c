@@ -22,13 +22,6 @@
 #define INLINE_MESSAGES_MAX 64u
 #define INLINE_BYTES_MAX ((uint64_t)64 << 10)
 
-uint64_t hb_now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 /* ---- opening ----------------------------------------------------------- */
 
 static uint64_t initial_seed(uint64_t seed)

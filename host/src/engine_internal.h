@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "clock.h"
 #include "backend_opencl.h"
 #include "config.h"
 #include "error.h"
@@ -90,7 +91,5 @@ void hb_engine_quarantine(hb_engine *e, hb_worker *w);
 /* hb_engine_next_random: a fresh non-zero seed for sampling. */
 uint64_t hb_engine_next_random(hb_engine *e);
 
-/* hb_now_ns: CLOCK_MONOTONIC in nanoseconds. */
-uint64_t hb_now_ns(void);
 
 #endif /* HB_ENGINE_INTERNAL_H */

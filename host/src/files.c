@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "error.h"
 #include "files.h"
 
@@ -735,13 +736,9 @@ static hb_files_job *job_new(hb_engine *e, const hb_file_input *in, size_t n, hb
     j->stats.files = n;
     atomic_init(&j->bytes_read, 0);
     atomic_init(&j->cancelled, 0);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&j->done, &ca);
+    hb_cond_init_monotonic(&j->done);
     pthread_cond_init(&j->space, NULL);
     pthread_cond_init(&j->work, NULL);
-    pthread_condattr_destroy(&ca);
     pthread_mutex_init(&j->lock, NULL);
     pthread_mutex_init(&j->callback_lock, NULL);
     return j;
@@ -835,20 +832,6 @@ hb_status hb_submit_files(hb_engine *e, const hb_file_input *in, size_t n, hb_fi
     return HB_OK;
 }
 
-/* deadline_after: CLOCK_MONOTONIC now plus ns. */
-static struct timespec deadline_after(int64_t ns)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_sec += (time_t)(ns / 1000000000);
-    t.tv_nsec += (long)(ns % 1000000000);
-    if (t.tv_nsec >= 1000000000) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000;
-    }
-    return t;
-}
-
 /* join_all: joins the job's threads once it has finished. */
 static void join_all(hb_files_job *j)
 {
@@ -865,7 +848,7 @@ hb_status hb_files_job_wait(hb_files_job *j, int64_t timeout_ns)
 {
     if (j == NULL)
         return HB_ERR_NULL_ARGUMENT;
-    struct timespec until = deadline_after(timeout_ns > 0 ? timeout_ns : 0);
+    struct timespec until = hb_deadline_after(timeout_ns);
     pthread_mutex_lock(&j->lock);
     while (!j->finished && timeout_ns != 0) {
         if (timeout_ns < 0)

@@ -10,6 +10,8 @@
  */
 #include "job.h"
 
+#include "clock.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,11 +31,7 @@ hb_job *hb_job_create(const hb_msg *m, size_t n, hb_digest *out)
     j->event_fd = -1;
     j->outcome = HB_OK;
     pthread_mutex_init(&j->lock, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&j->changed, &attr);
-    pthread_condattr_destroy(&attr);
+    hb_cond_init_monotonic(&j->changed);
     atomic_init(&j->refs, 2);
     return j;
 }
@@ -100,21 +98,11 @@ void hb_job_wait_done(hb_job *j)
     pthread_mutex_unlock(&j->lock);
 }
 
-static struct timespec deadline_after(int64_t timeout_ns)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    int64_t ns = (int64_t)t.tv_nsec + timeout_ns % 1000000000;
-    t.tv_sec += (time_t)(timeout_ns / 1000000000 + ns / 1000000000);
-    t.tv_nsec = (long)(ns % 1000000000);
-    return t;
-}
-
 hb_status hb_job_wait(hb_job *j, int64_t timeout_ns)
 {
     if (j == NULL)
         return HB_ERR_NULL_ARGUMENT;
-    struct timespec deadline = deadline_after(timeout_ns > 0 ? timeout_ns : 0);
+    struct timespec deadline = hb_deadline_after(timeout_ns);
     pthread_mutex_lock(&j->lock);
     while (!j->done && timeout_ns != 0) {
         if (timeout_ns < 0)
