@@ -1,19 +1,33 @@
 /*
- * sha1_openssl.c - SHA-1 of one message with OpenSSL's low-level API.
+ * sha1_openssl.c - SHA-1 with OpenSSL's low-level API (see sha1_openssl.h).
  *
- * Owns: hb_sha1_openssl. The context lives on the stack: no allocation,
- * no EVP dispatch, which is what makes small messages cheap.
+ * Owns: hb_sha1_openssl and the hb_sha1_stream calls. Contexts live with
+ * the caller (on the stack): no allocation, no EVP dispatch, which is what
+ * makes small messages cheap.
  * Must not: hold state between calls.
  */
 #include "sha1_openssl.h"
 
-#include <openssl/sha.h>
-
 void hb_sha1_openssl(const void *data, size_t len, uint8_t digest[20])
 {
-    SHA_CTX ctx;
-    SHA1_Init(&ctx);
+    hb_sha1_stream s;
+    hb_sha1_stream_init(&s);
+    hb_sha1_stream_update(&s, data, len);
+    hb_sha1_stream_final(&s, digest);
+}
+
+void hb_sha1_stream_init(hb_sha1_stream *s)
+{
+    SHA1_Init(&s->ctx);
+}
+
+void hb_sha1_stream_update(hb_sha1_stream *s, const void *data, size_t len)
+{
     if (len > 0)
-        SHA1_Update(&ctx, data, len);
-    SHA1_Final(digest, &ctx);
+        SHA1_Update(&s->ctx, data, len);
+}
+
+void hb_sha1_stream_final(hb_sha1_stream *s, uint8_t digest[20])
+{
+    SHA1_Final(digest, &s->ctx);
 }
