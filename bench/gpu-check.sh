@@ -12,9 +12,10 @@
 #       ignored folder; name it in the run tool's `carry`) with a release
 #       build whose binaries find their libraries through an RPATH into the
 #       kit ($ORIGIN/..), the ocl-icd loader and OpenCL headers, OpenSSL's
-#       headers and libcrypto (for a build there), and copies of the NIST
-#       vectors and collision files (outside the repository, for that run
-#       only). BUILD_DIR defaults to build-gpu-kit.
+#       headers and libcrypto (for a build there), and a copy of the NIST
+#       vectors and collision files of tests/vectors/ (for the carried
+#       suites, which read them from the kit). BUILD_DIR defaults to
+#       build-gpu-kit.
 #   OUT=DIR bench/gpu-check.sh [--pocl] [--prebuilt | --build]
 #       THERE (or here with --pocl, to test it): probes, sets up OpenCL,
 #       uses the carried binaries (or, if they cannot run, builds with
@@ -79,7 +80,8 @@ prepare() {
   cp -r /usr/include/openssl "$kit/openssl/include/"
   cp /usr/include/x86_64-linux-gnu/openssl/*.h "$kit/openssl/include/openssl/"
   copy_lib libsubunit.so.0 "$kit/lib" # the Check suites' one other library
-  cp -r "$root/../shared/testdata/cavp" "$root/../shared/testdata/collisions" "$kit/testdata/"
+  cp -r "$root/tests/vectors/cavp" "$root/tests/vectors/collisions" "$kit/testdata/" ||
+    die "cannot copy the test vectors from $root/tests/vectors"
   chmod -R u+w "$kit"
   {
     echo "gpu-kit prepared $(date -u +%Y-%m-%dT%H:%MZ) from commit $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- host kernels bench || echo ' (with uncommitted changes)')"

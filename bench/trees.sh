@@ -4,7 +4,10 @@
 # their logarithm (skewed so the total comes out as asked), a third of the
 # files copies of others (some as hard links), near-duplicates (same size,
 # or same size and same first 4 KiB, with one byte changed), empty files,
-# and copies of the SHA-1 collision pairs from the shared test data.
+# and the SHA-1 collision pairs made from the repository's vectors
+# (tests/vectors/collisions: the SHAttered prefixes with one random suffix
+# that makes them as long as the PDFs, SHA-mbles as published; missing
+# vectors are an error). HASHBATCH_TESTDATA=DIR reads the vectors from DIR.
 #
 # Usage: bench/trees.sh DIR [FILES] [TOTAL_BYTES] [SEED]
 #   defaults: 30000 files, 3 GiB (3221225472 bytes), seed 1.
@@ -15,14 +18,14 @@ dir=${1:?usage: trees.sh DIR [FILES] [TOTAL_BYTES] [SEED]}
 files=${2:-30000}
 total=${3:-3221225472}
 seed=${4:-1}
-testdata=${HASHBATCH_TESTDATA:-$(cd "$(dirname "$0")/../.." && pwd)/shared/testdata}
+testdata=${HASHBATCH_TESTDATA:-$(cd "$(dirname "$0")/.." && pwd)/tests/vectors}
 mkdir -p "$dir"
 if [ -n "$(ls -A "$dir")" ]; then
     echo "trees.sh: $dir is not empty" >&2
     exit 2
 fi
 exec python3 - "$dir" "$files" "$total" "$seed" "$testdata" <<'PY'
-import os, random, shutil, sys
+import hashlib, os, random, sys
 
 root, nfiles, total, seed, testdata = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 MAXLOG = 26                      # 64 MiB
@@ -104,14 +107,32 @@ for k, i in enumerate(near_of):
         f.write(data)
     written += len(data)
 coll = os.path.join(testdata, "collisions")
+
+def vector(name):
+    path = os.path.join(coll, name)
+    if not os.path.isfile(path):
+        sys.exit("trees.sh: test data missing: %s (tests/vectors/ of the repository; "
+                 "HASHBATCH_TESTDATA=DIR reads it from DIR)" % path)
+    with open(path, "rb") as f:
+        return f.read()
+
+# The pairs collide and differ, or the tree is not what it says it is.
+suffix = random.Random(seed + 2).randbytes(422435 - 320)
+pairs = [(("shattered-1.pdf", "shattered-2.pdf"),
+          [vector("shattered-%d.prefix.bin" % k) + suffix for k in (1, 2)]),
+         (("sha-mbles-1.bin", "sha-mbles-2.bin"),
+          [vector("sha-mbles-%d.bin" % k) for k in (1, 2)])]
+os.makedirs(os.path.join(root, "collisions", "again"))
 ncoll = 0
-if os.path.isdir(coll):
-    os.makedirs(os.path.join(root, "collisions", "again"))
-    for name in sorted(os.listdir(coll)):
-        shutil.copyfile(os.path.join(coll, name), os.path.join(root, "collisions", name))
+for names, (a, b) in pairs:
+    if a == b or hashlib.sha1(a).digest() != hashlib.sha1(b).digest():
+        sys.exit("trees.sh: %s and %s do not collide" % names)
+    for name, data in zip(names, (a, b)):
+        with open(os.path.join(root, "collisions", name), "wb") as f:
+            f.write(data)
         ncoll += 1
-    shutil.copyfile(os.path.join(coll, "shattered-1.pdf"),
-                    os.path.join(root, "collisions", "again", "shattered-1.pdf"))
+with open(os.path.join(root, "collisions", "again", "shattered-1.pdf"), "wb") as f:
+    f.write(pairs[0][1][0])
 print("trees.sh: %s: %d files (%d copies, %d of them hard links, %d near-duplicates, "
       "%d collision files), %d bytes written, body up to 2^%.2f B, largest %d, empty %d"
       % (root, n_orig + n_copy + n_near + ncoll + (1 if ncoll else 0), n_copy, nlinks, n_near,

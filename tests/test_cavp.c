@@ -8,7 +8,8 @@
  * the published checkpoint j-1, so every checkpoint is checked in 1000
  * batches of 100). The NIST files are the oracle; OpenSSL is checked
  * against them too, so a broken parser cannot pass silently.
- * Skips (exit 77) where ../shared/testdata/cavp is absent.
+ * The files are tests/vectors/cavp/ (see tests/vectors/README.md); where
+ * they are missing the suite fails.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,22 +49,20 @@ static hb_msg *vectors_as_msgs(const tu_rsp *r)
 }
 
 /* assert_vector: got equals the NIST MD of vector i. */
-static void assert_vector(const tu_rsp *r, size_t i, const uint8_t got[20],
-                          const char *what)
+static void assert_vector(const tu_rsp *r, size_t i, const uint8_t got[20], const char *what)
 {
     char w[41], g[41];
     if (memcmp(got, r->vectors[i].md, 20) == 0)
         return;
     tu_hex(r->vectors[i].md, 20, w);
     tu_hex(got, 20, g);
-    ck_abort_msg("%s: vector %zu (Len = %zu bits): want %s got %s", what, i,
-                 r->vectors[i].len * 8, w, g);
+    ck_abort_msg("%s: vector %zu (Len = %zu bits): want %s got %s", what, i, r->vectors[i].len * 8,
+                 w, g);
 }
 
 /* run_vectors: every vector of rel through kind, as one batch or one by
  * one, checked against the file's MD. */
-static void run_vectors(const char *rel, size_t expect_count,
-                        hb_backend_kind kind, int one_batch)
+static void run_vectors(const char *rel, size_t expect_count, hb_backend_kind kind, int one_batch)
 {
     tu_rsp r;
     load_rsp(rel, &r);
@@ -182,12 +181,12 @@ START_TEST(test_monte_chain)
         tu_hex(r.checkpoints[j], 20, w);
         tu_hex(md[2], 20, g);
         ck_assert_msg(memcmp(md[2], r.checkpoints[j], 20) == 0,
-                      "Monte via %s: checkpoint %zu want %s got %s",
-                      hb_backend_name(kind), j, w, g);
+                      "Monte via %s: checkpoint %zu want %s got %s", hb_backend_name(kind), j, w,
+                      g);
         memcpy(seed, md[2], 20);
     }
-    fprintf(stderr, "Monte chain via %s: %zu of %zu checkpoints, %.2f s\n",
-            hb_backend_name(kind), count, r.ncheckpoints, tu_now() - t0);
+    fprintf(stderr, "Monte chain via %s: %zu of %zu checkpoints, %.2f s\n", hb_backend_name(kind),
+            count, r.ncheckpoints, tu_now() - t0);
     tu_assert_clean(e);
     hb_engine_close(e);
     tu_rsp_free(&r);
@@ -203,7 +202,7 @@ START_TEST(test_monte_parallel)
     load_rsp(MONTE_FILE, &r);
     size_t n = r.ncheckpoints;
     ck_assert_uint_eq(n, 100);
-    uint8_t (*state)[60] = calloc(n, sizeof *state);
+    uint8_t(*state)[60] = calloc(n, sizeof *state);
     hb_msg *m = calloc(n, sizeof *m);
     hb_digest *out = tu_digests(n);
     ck_assert_ptr_nonnull(state);
@@ -229,7 +228,8 @@ START_TEST(test_monte_parallel)
         tu_hex(out[j], 20, g);
         ck_assert_msg(memcmp(out[j], r.checkpoints[j], 20) == 0,
                       "Monte side by side via %s: checkpoint %zu want %s "
-                      "got %s", hb_backend_name(kind), j, w, g);
+                      "got %s",
+                      hb_backend_name(kind), j, w, g);
     }
     tu_assert_clean(e);
     hb_engine_close(e);
@@ -272,13 +272,7 @@ static Suite *cavp_suite(void)
 int main(void)
 {
     const char *need[] = {SHORT_FILE, LONG_FILE, MONTE_FILE};
-    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
-        const char *path = tu_testdata_path(need[i]);
-        if (!tu_file_exists(path)) {
-            printf("SKIP: NIST CAVP vectors not found: %s (set "
-                   "HASHBATCH_TESTDATA to the testdata folder)\n", path);
-            return TU_SKIP_CODE;
-        }
-    }
+    if (!tu_require_testdata(need, sizeof need / sizeof need[0]))
+        return 1;
     return tu_run_suite(cavp_suite());
 }

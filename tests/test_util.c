@@ -17,7 +17,7 @@
 #include <time.h>
 
 #ifndef HB_TESTDATA_DIR
-#define HB_TESTDATA_DIR "../shared/testdata"
+#error "HB_TESTDATA_DIR (the test vectors folder) must be defined by the build"
 #endif
 
 const hb_backend_kind tu_backends[] = {HB_BACKEND_CPU, HB_BACKEND_OPENCL};
@@ -40,8 +40,8 @@ hb_engine *tu_open_cfg(const hb_config *cfg)
     hb_engine *e = NULL;
     hb_status st = hb_engine_open(&e, cfg);
     ck_assert_msg(st == HB_OK, "hb_engine_open(backend %s) = %s (%s): %s",
-                  hb_backend_name(cfg->backend), hb_status_name(st),
-                  hb_status_str(st), hb_engine_last_error(NULL));
+                  hb_backend_name(cfg->backend), hb_status_name(st), hb_status_str(st),
+                  hb_engine_last_error(NULL));
     ck_assert_ptr_nonnull(e);
     return e;
 }
@@ -56,28 +56,24 @@ hb_engine *tu_open(hb_backend_kind kind)
 void tu_batch(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
 {
     hb_status st = hb_sha1_batch(e, m, n, out);
-    ck_assert_msg(st == HB_OK, "hb_sha1_batch(n=%zu) on %s = %s: %s", n,
-                  hb_engine_describe(e), hb_status_name(st),
-                  hb_engine_last_error(e));
+    ck_assert_msg(st == HB_OK, "hb_sha1_batch(n=%zu) on %s = %s: %s", n, hb_engine_describe(e),
+                  hb_status_name(st), hb_engine_last_error(e));
 }
 
 void tu_assert_clean(const hb_engine *e)
 {
     hb_stats s;
     ck_assert_int_eq(hb_engine_stats(e, &s), HB_OK);
-    ck_assert_msg(s.verify_mismatches == 0 && s.fallbacks == 0 &&
-                      s.device_errors == 0 && s.quarantined == 0,
-                  "engine %s not clean: mismatches %llu, fallbacks %llu, "
-                  "device errors %llu, quarantined %d",
-                  hb_engine_describe(e),
-                  (unsigned long long)s.verify_mismatches,
-                  (unsigned long long)s.fallbacks,
-                  (unsigned long long)s.device_errors, s.quarantined);
+    ck_assert_msg(
+        s.verify_mismatches == 0 && s.fallbacks == 0 && s.device_errors == 0 && s.quarantined == 0,
+        "engine %s not clean: mismatches %llu, fallbacks %llu, "
+        "device errors %llu, quarantined %d",
+        hb_engine_describe(e), (unsigned long long)s.verify_mismatches,
+        (unsigned long long)s.fallbacks, (unsigned long long)s.device_errors, s.quarantined);
     if (hb_engine_backend(e) == HB_BACKEND_OPENCL) {
         ck_assert_msg(s.device_bytes == s.bytes,
                       "opencl engine hashed %llu of %llu bytes on the device",
-                      (unsigned long long)s.device_bytes,
-                      (unsigned long long)s.bytes);
+                      (unsigned long long)s.device_bytes, (unsigned long long)s.bytes);
         ck_assert_msg(s.messages == 0 || s.device_launches > 0,
                       "opencl engine completed %llu messages with no launch",
                       (unsigned long long)s.messages);
@@ -90,8 +86,7 @@ void tu_sha1(const void *data, size_t len, uint8_t out[20])
 {
     unsigned int outlen = 0;
     static const uint8_t empty[1] = {0};
-    int ok = EVP_Digest(len ? data : empty, len, out, &outlen, EVP_sha1(),
-                        NULL);
+    int ok = EVP_Digest(len ? data : empty, len, out, &outlen, EVP_sha1(), NULL);
     /* No ck_assert here: the oracle also runs outside test cases (in
      * main, before forking), where Check cannot report. */
     if (ok != 1 || outlen != 20) {
@@ -108,8 +103,8 @@ hb_digest *tu_oracle(const hb_msg *m, size_t n)
     return want;
 }
 
-size_t tu_count_mismatches(const hb_msg *m, size_t n, hb_digest *want,
-                           hb_digest *got, const char *what)
+size_t tu_count_mismatches(const hb_msg *m, size_t n, hb_digest *want, hb_digest *got,
+                           const char *what)
 {
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) {
@@ -119,20 +114,21 @@ size_t tu_count_mismatches(const hb_msg *m, size_t n, hb_digest *want,
             char w[41], g[41];
             tu_hex(want[i], 20, w);
             tu_hex(got[i], 20, g);
-            fprintf(stderr, "%s: message %zu (len %zu): want %s got %s\n",
-                    what, i, m ? m[i].len : (size_t)0, w, g);
+            fprintf(stderr, "%s: message %zu (len %zu): want %s got %s\n", what, i,
+                    m ? m[i].len : (size_t)0, w, g);
         }
         bad++;
     }
     return bad;
 }
 
-void tu_assert_digests(const hb_msg *m, size_t n, hb_digest *want,
-                       hb_digest *got, const char *what)
+void tu_assert_digests(const hb_msg *m, size_t n, hb_digest *want, hb_digest *got, const char *what)
 {
     size_t bad = tu_count_mismatches(m, n, want, got, what);
-    ck_assert_msg(bad == 0, "%s: %zu of %zu digests wrong (first ones on "
-                  "stderr)", what, bad, n);
+    ck_assert_msg(bad == 0,
+                  "%s: %zu of %zu digests wrong (first ones on "
+                  "stderr)",
+                  what, bad, n);
 }
 
 /* ---- hex ------------------------------------------------------------ */
@@ -197,8 +193,7 @@ static int split_kv(char *line, char **key, char **value)
     return 1;
 }
 
-static int rsp_fail(FILE *f, const char *path, unsigned lineno,
-                    const char *why, tu_rsp *r)
+static int rsp_fail(FILE *f, const char *path, unsigned lineno, const char *why, tu_rsp *r)
 {
     fprintf(stderr, "%s:%u: %s\n", path, lineno, why);
     fclose(f);
@@ -218,8 +213,7 @@ static tu_vector *rsp_new_vector(tu_rsp *r)
 
 static int rsp_add_checkpoint(tu_rsp *r, const char *hex)
 {
-    uint8_t (*c)[20] = realloc(r->checkpoints,
-                               (r->ncheckpoints + 1) * sizeof *c);
+    uint8_t(*c)[20] = realloc(r->checkpoints, (r->ncheckpoints + 1) * sizeof *c);
     if (!c)
         return -1;
     r->checkpoints = c;
@@ -340,6 +334,22 @@ const char *tu_testdata_path(const char *rel)
     return path;
 }
 
+int tu_require_testdata(const char *const *rel, size_t n)
+{
+    int ok = 1;
+    for (size_t i = 0; i < n; i++) {
+        const char *path = tu_testdata_path(rel[i]);
+        if (tu_file_exists(path))
+            continue;
+        fprintf(stderr,
+                "FAIL: test data missing: %s (the vectors are in tests/vectors/ of the "
+                "repository; HASHBATCH_TESTDATA=DIR reads them from DIR)\n",
+                path);
+        ok = 0;
+    }
+    return ok;
+}
+
 int tu_file_exists(const char *path)
 {
     struct stat st;
@@ -424,8 +434,7 @@ void tu_shuffle_sizes(tu_rng *r, size_t *a, size_t n)
     }
 }
 
-void tu_msgset_from_lengths(tu_msgset *s, const size_t *lens, size_t n,
-                            uint64_t seed)
+void tu_msgset_from_lengths(tu_msgset *s, const size_t *lens, size_t n, uint64_t seed)
 {
     tu_rng r;
     tu_rng_seed(&r, seed);
@@ -511,10 +520,8 @@ void tu_print_stats(const char *what, const hb_stats *st)
                 "  [%u] %-40s cpu %d: %llu msgs, %llu bytes, %llu batches, %llu launches, "
                 "busy %.3f s, %llu errors, quarantined %d\n",
                 k, st->device[k].name, st->device[k].is_cpu,
-                (unsigned long long)st->device[k].messages,
-                (unsigned long long)st->device[k].bytes,
+                (unsigned long long)st->device[k].messages, (unsigned long long)st->device[k].bytes,
                 (unsigned long long)st->device[k].batches,
-                (unsigned long long)st->device[k].launches,
-                (double)st->device[k].busy_ns / 1e9, (unsigned long long)st->device[k].errors,
-                st->device[k].quarantined);
+                (unsigned long long)st->device[k].launches, (double)st->device[k].busy_ns / 1e9,
+                (unsigned long long)st->device[k].errors, st->device[k].quarantined);
 }

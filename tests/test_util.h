@@ -4,7 +4,8 @@
  * Owns: opening engines with fault-free, environment-proof defaults; the
  * OpenSSL oracle every suite compares against; hex helpers; the NIST CAVP
  * .rsp parser; a deterministic PRNG and random message sets; the test data
- * location and the "skipped" convention (exit code 77).
+ * location (tests/vectors/ in the repository) and the check that it is
+ * there: missing data fails a suite, it never skips it.
  * Must not: know expected digests. Every expectation comes from OpenSSL
  * computed here, from the NIST files, or from the published collision
  * digests written in the suites themselves.
@@ -18,7 +19,9 @@
 
 #include "hashbatch.h"
 
-/* Exit code ctest reads as "skipped" (SKIP_RETURN_CODE on each test). */
+/* Exit code ctest reads as "skipped" (SKIP_RETURN_CODE, set only on the
+ * suites that may use it): for a resource this machine cannot give (the
+ * 4 GiB mapping of test_huge), never for missing test data. */
 #define TU_SKIP_CODE 77
 
 /* ---- backends ------------------------------------------------------- */
@@ -62,12 +65,12 @@ hb_digest *tu_oracle(const hb_msg *m, size_t n);
 
 /* tu_count_mismatches: how many got[i] differ from want[i]; prints the
  * first few (index, length, want, got) to stderr under the label what. */
-size_t tu_count_mismatches(const hb_msg *m, size_t n, hb_digest *want,
-                           hb_digest *got, const char *what);
+size_t tu_count_mismatches(const hb_msg *m, size_t n, hb_digest *want, hb_digest *got,
+                           const char *what);
 
 /* tu_assert_digests: fails the test unless got equals want everywhere. */
-void tu_assert_digests(const hb_msg *m, size_t n, hb_digest *want,
-                       hb_digest *got, const char *what);
+void tu_assert_digests(const hb_msg *m, size_t n, hb_digest *want, hb_digest *got,
+                       const char *what);
 
 /* ---- hex ------------------------------------------------------------ */
 
@@ -81,15 +84,15 @@ long tu_unhex(const char *hex, uint8_t *out, size_t cap);
 /* ---- NIST CAVP .rsp files ------------------------------------------- */
 
 typedef struct {
-    size_t len;      /* bytes (the file's Len is in bits) */
-    uint8_t *msg;    /* len bytes; NULL when len is 0 */
+    size_t len;   /* bytes (the file's Len is in bits) */
+    uint8_t *msg; /* len bytes; NULL when len is 0 */
     uint8_t md[20];
 } tu_vector;
 
 typedef struct {
     tu_vector *vectors; /* Len/Msg/MD triples (ShortMsg, LongMsg) */
     size_t nvectors;
-    int has_seed;       /* Monte Carlo: Seed and the COUNT/MD checkpoints */
+    int has_seed; /* Monte Carlo: Seed and the COUNT/MD checkpoints */
     uint8_t seed[20];
     uint8_t (*checkpoints)[20];
     size_t ncheckpoints;
@@ -103,11 +106,17 @@ void tu_rsp_free(tu_rsp *r);
 /* ---- test data ------------------------------------------------------ */
 
 /* tu_testdata_dir: $HASHBATCH_TESTDATA, else the HB_TESTDATA_DIR the build
- * compiled in (../shared/testdata from the project root). */
+ * compiled in (tests/vectors/ of the source tree). */
 const char *tu_testdata_dir(void);
 
 /* tu_testdata_path: tu_testdata_dir()/rel into a static buffer. */
 const char *tu_testdata_path(const char *rel);
+
+/* tu_require_testdata: 1 if every rel[0..n) is a regular file under
+ * tu_testdata_dir(); else prints a line naming each missing one (and how
+ * to point the suites elsewhere) on stderr and returns 0. For main(),
+ * before the suite runs: a suite without its data exits 1 (failed). */
+int tu_require_testdata(const char *const *rel, size_t n);
 
 /* tu_file_exists: 1 if path names a readable regular file. */
 int tu_file_exists(const char *path);
@@ -139,8 +148,7 @@ typedef struct {
 } tu_msgset;
 
 /* tu_msgset_from_lengths: messages of the given lengths (in that order). */
-void tu_msgset_from_lengths(tu_msgset *s, const size_t *lens, size_t n,
-                            uint64_t seed);
+void tu_msgset_from_lengths(tu_msgset *s, const size_t *lens, size_t n, uint64_t seed);
 
 /* tu_msgset_random: n messages of uniform random length in [0, maxlen]. */
 void tu_msgset_random(tu_msgset *s, size_t n, size_t maxlen, uint64_t seed);

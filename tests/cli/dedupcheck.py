@@ -1,10 +1,13 @@
 """dedupcheck.py - helpers of the `hashbatch dedup` CLI tests (Python 3
 standard library only): building trees with duplicates, hard links,
-symlinks, empty files, odd names and the SHA-1 collision pairs; reading
-the outputs (-z, text, JSON, CSV) as sets of groups; an independent oracle
-that groups files by their bytes; snapshots that prove nothing changed.
+symlinks, empty files, odd names and the SHA-1 collision pairs (made from
+the repository's vectors, tests/vectors/collisions, with equal suffixes
+appended); reading the outputs (-z, text, JSON, CSV) as sets of groups; an
+independent oracle that groups files by their bytes; snapshots that prove
+nothing changed.
 
-Owns: those helpers. Must not: hold a test's expectations.
+Owns: those helpers. Must not: hold a test's expectations, or go on
+without its test data (a missing vector raises, naming the path).
 """
 import csv
 import hashlib
@@ -16,9 +19,42 @@ import shutil
 
 TESTDATA = os.environ.get(
     "HASHBATCH_TESTDATA",
-    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
-                 "shared", "testdata"))
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors"))
 COLLISIONS = os.path.join(TESTDATA, "collisions")
+
+# The two collision pairs as tests/vectors keeps them: the SHAttered PDFs
+# as their first 320 bytes (the collision is complete there), SHA-mbles
+# whole. Equal suffixes appended keep each pair colliding.
+SHATTERED = ("shattered-1.prefix.bin", "shattered-2.prefix.bin")
+SHAMBLES = ("sha-mbles-1.bin", "sha-mbles-2.bin")
+COLLISION_PAIRS = (SHATTERED, SHAMBLES)
+
+
+def read_vector(name):
+    """The bytes of tests/vectors/collisions/NAME; a missing file raises
+    FileNotFoundError naming it (a test without its data fails)."""
+    path = os.path.join(COLLISIONS, name)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(
+            "test data missing: %s (the vectors are in tests/vectors/ of the "
+            "repository; HASHBATCH_TESTDATA=DIR reads them from DIR)" % path)
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def colliding_pair(names, suffix=b""):
+    """(a, b): the two files of the pair NAMES, each followed by suffix.
+    Raises AssertionError unless the two differ and hashlib gives them one
+    SHA-1, so no test builds on a pair that does not collide."""
+    a = read_vector(names[0]) + suffix
+    b = read_vector(names[1]) + suffix
+    if a == b:
+        raise AssertionError("%s + %d bytes: the two files are identical"
+                             % (names[0], len(suffix)))
+    if hashlib.sha1(a).digest() != hashlib.sha1(b).digest():
+        raise AssertionError("%s + %d bytes: the pair does not collide"
+                             % (names[0], len(suffix)))
+    return a, b
 
 # Names that break naive tools: a newline, invalid UTF-8, a leading quote,
 # spaces, a backslash, a tab, a comma and a double quote (CSV).
@@ -35,9 +71,9 @@ def write(path, data):
 def make_tree(root, seed=7, nfiles=120):
     """A tree under root (bytes path): nested folders, random files with
     copies, near-duplicates (one byte changed, first or last), hard links,
-    symlinks to files and folders, empty files, odd names, and copies of
-    the collision pairs when the test data is there. Returns a dict with
-    what was made (lists of bytes paths)."""
+    symlinks to files and folders, empty files, odd names, and the two
+    collision pairs in col/ (see make_collisions). Returns a dict with what
+    was made (lists of bytes paths)."""
     rng = random.Random(seed)
     made = {"files": [], "hardlinks": [], "symlinks": [], "empty": [],
             "odd": [], "collisions": []}
@@ -97,16 +133,27 @@ def make_tree(root, seed=7, nfiles=120):
         p = os.path.join(root, b"odd", name)
         write(p, odd)
         made["odd"].append(p)
-    if os.path.isdir(COLLISIONS):
-        for name in sorted(os.listdir(COLLISIONS)):
-            dst = os.path.join(root, b"col", os.fsencode(name))
-            os.makedirs(os.path.dirname(dst), exist_ok=True)
-            shutil.copyfile(os.path.join(COLLISIONS, name), dst)
-            made["collisions"].append(dst)
-        extra = os.path.join(root, b"col", b"again", b"shattered-1.pdf")
-        os.makedirs(os.path.dirname(extra), exist_ok=True)
-        shutil.copyfile(os.path.join(COLLISIONS, "shattered-1.pdf"), extra)
+    made["collisions"] = make_collisions(os.path.join(root, b"col"), rng)
     return made
+
+
+def make_collisions(folder, rng):
+    """Two colliding pairs in folder: shattered-1.pdf and shattered-2.pdf,
+    the SHAttered prefixes with one random suffix that makes them as long
+    as the PDFs (422,435 bytes, ending mid-block), and sha-mbles-1.bin and
+    sha-mbles-2.bin as published; plus again/shattered-1.pdf, a real copy
+    of shattered-1.pdf. Returns the four pair paths (bytes)."""
+    suffix = rng.randbytes(422435 - 320)
+    files = list(zip((b"shattered-1.pdf", b"shattered-2.pdf"),
+                     colliding_pair(SHATTERED, suffix)))
+    files += list(zip((b"sha-mbles-1.bin", b"sha-mbles-2.bin"),
+                      colliding_pair(SHAMBLES)))
+    paths = []
+    for name, data in files:
+        write(os.path.join(folder, name), data)
+        paths.append(os.path.join(folder, name))
+    write(os.path.join(folder, b"again", b"shattered-1.pdf"), files[0][1])
+    return paths
 
 
 def parse_zero(out):

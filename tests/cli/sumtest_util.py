@@ -1,21 +1,27 @@
 """sumtest_util.py - shared pieces of the `hashbatch sum` CLI tests
-(test_sum_*.py): a generated tree with odd names, the find|sort|sha1sum
-oracle for -r, and running hashbatch and sha1sum side by side.
+(test_sum_*.py): a generated tree with odd names and SHA-1 collision pairs
+(from tests/vectors, with equal suffixes of many lengths), the
+find|sort|sha1sum oracle for -r, and running hashbatch and sha1sum side by
+side.
 
 Owns: the test tree's shape and the oracle commands. Must not: hold a
-test's expectations (each test says what it compares).
+test's expectations (each test says what it compares), or go on without
+its test data (a missing vector raises, naming the path).
 """
 import os
 import random
-import shutil
 import subprocess
 
 import clitest
+import dedupcheck
 
 MIB = 1 << 20
-COLLISIONS = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                          "..", "..", "..", "shared", "testdata",
-                          "collisions")
+
+# Suffixes appended to both files of each collision pair (320 and 640
+# bytes, whole blocks): none, inside the first padded block, into a second
+# one (56), on a block boundary (64), across one (65, 4099), as long as the
+# SHAttered PDFs (422,115) and past a MiB.
+COLLISION_SUFFIXES = (0, 1, 55, 56, 64, 65, 4099, 422115, MIB + 7)
 
 # Names as bytes: newline, backslash, CR, tab, spaces, a leading dash,
 # invalid UTF-8, and names that sort differently per level than as full
@@ -26,15 +32,31 @@ ODD_NAMES = [b"new\nline", b"back\\slash", b"cr\rname", b"tab\tname",
              b"a-x", b"star*name"]
 
 
-def collisions_dir():
-    d = os.environ.get("HASHBATCH_TESTDATA")
-    return os.path.join(d, "collisions") if d else COLLISIONS
+def make_collisions(folder, rng):
+    """Both collision pairs with each of COLLISION_SUFFIXES appended (one
+    random suffix per length, the same for both files): files
+    NAME-LEN-1.bin and NAME-LEN-2.bin in folder. Each pair is checked to
+    differ and to collide (dedupcheck.colliding_pair). Returns the bytes
+    written."""
+    folder = os.fsencode(folder)
+    os.makedirs(folder, exist_ok=True)
+    total = 0
+    for names in dedupcheck.COLLISION_PAIRS:
+        stem = names[0].split("-1", 1)[0]
+        for n in COLLISION_SUFFIXES:
+            pair = dedupcheck.colliding_pair(names, rng.randbytes(n))
+            for k, data in enumerate(pair, 1):
+                name = "%s-%d-%d.bin" % (stem, n, k)
+                with open(os.path.join(folder, os.fsencode(name)), "wb") as f:
+                    f.write(data)
+                total += len(data)
+    return total
 
 
 def make_tree(root, rng, nfiles=240, big=3):
     """Nested folders with random files (mostly small, a few of several
-    MiB), empty files and odd names; the collision pairs copied in when
-    the test data is there. Returns the number of bytes written."""
+    MiB), empty files and odd names; the collision pairs in collisions/
+    (make_collisions). Returns the number of bytes written."""
     root = os.fsencode(root)
     dirs = [root]
     for path in (b"a", b"a/b", b"a/b/c", b"a-d", b"a.d", b"sp ace",
@@ -56,15 +78,7 @@ def make_tree(root, rng, nfiles=240, big=3):
         with open(os.path.join(d, name), "wb") as f:
             f.write(rng.randbytes(size))
         total += size
-    cdir = collisions_dir()
-    if os.path.isdir(cdir):
-        os.makedirs(os.path.join(root, b"collisions"), exist_ok=True)
-        for name in sorted(os.listdir(cdir)):
-            shutil.copyfile(os.path.join(cdir, name),
-                            os.path.join(root, b"collisions",
-                                         os.fsencode(name)))
-    else:
-        print("NOTE: no collision pairs at %s; not copied in" % cdir)
+    total += make_collisions(os.path.join(root, b"collisions"), rng)
     return total
 
 
