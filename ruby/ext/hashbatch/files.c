@@ -2,13 +2,15 @@
  * files.c - Hashbatch.file_digests and Engine#file_digests: many files
  * hashed by the library's files jobs (hb_submit_files).
  *
- * Owns: turning paths into a files job, waiting for it without the GVL
+ * Owns: the keywords (hex:, errors:), turning paths into a files job on an
+ * engine_ref held open meanwhile (its read lock: the engine cannot close
+ * while the files job runs), waiting for it without the GVL
  * (interruptible: an interrupt cancels the job and waits for its threads
  * before the exception goes on), and the per-file results: a digest, or a
  * Hashbatch::FileError naming the path and the cause.
  * Must not: read or hash files itself (the library does).
  */
-#include "hb_ext.h"
+#include "engine_parts.h"
 
 #ifdef HAVE_HB_SUBMIT_FILES
 
@@ -19,7 +21,7 @@
 
 typedef struct {
     hb_engine *e;
-    char **paths;           /* copies: I/O threads read them without the GVL */
+    char **paths; /* copies: I/O threads read them without the GVL */
     hb_file_input *in;
     hb_file_result *out;
     size_t n;
@@ -90,7 +92,11 @@ static VALUE file_error(VALUE path, const hb_file_result *r)
     return exc;
 }
 
-VALUE hb_ext_file_digests(hb_engine *e, VALUE paths, int hex, int raise_errors)
+/* file_digests: one result per path of paths (an Array of Strings or
+ * #to_path objects): the digest (hex text if hex), or the
+ * Hashbatch::FileError for that file; raise_errors raises the first such
+ * error instead, after every file is done. e must stay open meanwhile. */
+static VALUE file_digests(hb_engine *e, VALUE paths, int hex, int raise_errors)
 {
     VALUE ary = rb_check_array_type(paths);
     if (NIL_P(ary))
@@ -153,6 +159,50 @@ VALUE hb_ext_file_digests(hb_engine *e, VALUE paths, int hex, int raise_errors)
     if (raise_errors && !NIL_P(first_error))
         rb_exc_raise(first_error);
     return result;
+}
+
+typedef struct {
+    engine_ref *r;
+    VALUE paths;
+    int hex, raise_errors;
+} files_arg;
+
+static VALUE files_locked_body(VALUE p)
+{
+    files_arg *a = (files_arg *)p;
+    if (a->r->e == NULL)
+        rb_raise(hb_ext_error_class(HB_ERR_CLOSED), "Hashbatch::Engine is closed");
+    return file_digests(a->r->e, a->paths, a->hex, a->raise_errors);
+}
+
+static VALUE files_unlock(VALUE p)
+{
+    pthread_rwlock_unlock(&((files_arg *)p)->r->lock);
+    return Qnil;
+}
+
+VALUE hb_ext_file_digests_on(engine_ref *r, int argc, VALUE *argv)
+{
+    VALUE paths, opts;
+    rb_scan_args(argc, argv, "1:", &paths, &opts);
+    files_arg a = {r, paths, 0, 1};
+    if (!NIL_P(opts)) {
+        ID keys[2] = {rb_intern("hex"), rb_intern("errors")};
+        VALUE v[2] = {Qundef, Qundef};
+        rb_get_kwargs(opts, keys, 0, 2, v);
+        a.hex = v[0] != Qundef && RTEST(v[0]);
+        if (v[1] != Qundef) {
+            if (v[1] == ID2SYM(rb_intern("return")))
+                a.raise_errors = 0;
+            else if (v[1] != ID2SYM(rb_intern("raise")))
+                rb_raise(rb_eArgError,
+                         "file_digests: errors: must be :raise or :return, got %" PRIsVALUE,
+                         rb_inspect(v[1]));
+        }
+    }
+    hb_ext_engine_ref_check(r);
+    pthread_rwlock_rdlock(&r->lock);
+    return rb_ensure(files_locked_body, (VALUE)&a, files_unlock, (VALUE)&a);
 }
 
 #endif /* HAVE_HB_SUBMIT_FILES */

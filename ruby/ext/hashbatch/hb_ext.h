@@ -57,18 +57,12 @@ long hb_turns(void);
 void hb_turn_stats(long *waits, long *yields);
 void hb_turns_set(long n); /* raises ArgumentError when out of range */
 
-/* engine.c */
+/* Hashbatch::Engine, Hashbatch::Job and the default engine: the files
+ * engine_parts.h lists (engine.c, job.c, default_engine.c and those
+ * below them). */
 void hb_ext_init_engine(void);
-
-/* files.c */
-void hb_ext_init_files(void);
-
-/* files.c (when libhashbatch has files jobs) */
-/* hb_ext_file_digests: one result per path of paths (an Array of Strings
- * or #to_path objects): the digest (hex text if hex), or the
- * Hashbatch::FileError for that file; raise_errors raises the first such
- * error instead, after every file is done. e must stay open meanwhile. */
-VALUE hb_ext_file_digests(hb_engine *e, VALUE paths, int hex, int raise_errors);
+void hb_ext_init_jobs(void);
+void hb_ext_init_default_engine(void);
 
 /* hex.c */
 /* hb_hex40: 40 lowercase hex digits of d into out (no terminator). */

@@ -21,4 +21,6 @@ void Init_hashbatch_ext(void)
     hb_ext_init_turns();
     hb_ext_init_sha1();
     hb_ext_init_engine();
+    hb_ext_init_jobs();
+    hb_ext_init_default_engine();
 }

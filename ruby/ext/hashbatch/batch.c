@@ -1,0 +1,204 @@
+/*
+ * batch.c - a batch of Ruby strings handed to the engine as one hb_job.
+ *
+ * Owns: the batch object (a hidden one for sha1_many, a Hashbatch::Job for
+ * submit), its messages, digests and hb_job, and keeping its strings safe
+ * while the engine reads them:
+ *  - A synchronous batch locks its strings (pin.c: one already locked is
+ *    read from a private copy): a writer gets an exception.
+ *  - A Job keeps frozen copy-on-write snapshots of its strings
+ *    (rb_str_new_frozen: no bytes copied for long strings), so the caller
+ *    may change their strings at once and the job still hashes what it was
+ *    given, and no lock outlives a job dropped without a wait.
+ *  - Either way the batch object marks its strings with rb_gc_mark, which
+ *    keeps them alive and pins them against GC.compact; the bytes of
+ *    embedded strings (23 bytes at most, inside their objects) are copied
+ *    into the batch besides (batch_point).
+ *  - The hb_job is freed (hb_job_free cancels an unfinished one and returns
+ *    once the engine no longer reads the strings) before they are
+ *    unlocked, and only in the process that opened the engine.
+ * Must not: wait for the job (batch_wait.c does), or hash.
+ */
+#include "engine_parts.h"
+
+#include <string.h>
+#include <unistd.h>
+
+static void batch_mark(void *p)
+{
+    batch *b = p;
+    for (size_t i = 0; i < b->nstrs; i++)
+        rb_gc_mark(b->strs[i]);
+    rb_gc_mark(b->result);
+}
+
+/* batch_drop_job: cancels (if unfinished) and frees the hb_job; only in
+ * the process that opened the engine. */
+static void batch_drop_job(batch *b)
+{
+    if (b->job == NULL)
+        return;
+    if (b->eng->pid == getpid()) {
+        pthread_rwlock_rdlock(&b->eng->lock);
+        hb_job_free(b->job);
+        pthread_rwlock_unlock(&b->eng->lock);
+    }
+    b->job = NULL;
+}
+
+static void batch_free(void *p)
+{
+    batch *b = p;
+    batch_drop_job(b);
+    hb_ext_engine_ref_unref(b->eng);
+    ruby_xfree(b->msgs);
+    ruby_xfree(b->out);
+    ruby_xfree(b->strs);
+    ruby_xfree(b->locked);
+    ruby_xfree(b->embedded);
+    ruby_xfree(b);
+}
+
+static size_t batch_memsize(const void *p)
+{
+    const batch *b = p;
+    return sizeof(*b) + b->n * (sizeof(hb_msg) + sizeof(hb_digest) + 2 * sizeof(VALUE));
+}
+
+static const rb_data_type_t batch_type = {
+    .wrap_struct_name = "Hashbatch::Job",
+    .function = {.dmark = batch_mark, .dfree = batch_free, .dsize = batch_memsize},
+    .flags = 0};
+
+VALUE hb_ext_batch_new(VALUE klass, engine_ref *r, size_t n, int hex, batch **out)
+{
+    batch *b;
+    VALUE obj = TypedData_Make_Struct(klass, batch, &batch_type, b);
+    b->result = Qnil;
+    b->msgs = ALLOC_N(hb_msg, n ? n : 1);
+    b->out = ALLOC_N(hb_digest, n ? n : 1);
+    b->strs = ALLOC_N(VALUE, n ? n : 1);
+    b->locked = ALLOC_N(VALUE, n ? n : 1);
+    b->n = n;
+    b->hex = hex;
+    hb_ext_engine_ref_take(r);
+    b->eng = r;
+    *out = b;
+    return obj;
+}
+
+batch *hb_ext_batch_get(VALUE obj)
+{
+    batch *b;
+    TypedData_Get_Struct(obj, batch, &batch_type, b);
+    return b;
+}
+
+/* element_string: strings[i] as a String, or a TypeError naming i. */
+static VALUE element_string(VALUE ary, long i)
+{
+    VALUE s = rb_ary_entry(ary, i);
+    if (RB_TYPE_P(s, T_STRING))
+        return s;
+    VALUE t = rb_check_string_type(s);
+    if (NIL_P(t))
+        rb_raise(rb_eTypeError, "Hashbatch: element %ld is %s, not a String", i,
+                 NIL_P(s) ? "nil" : rb_obj_classname(s));
+    return t;
+}
+
+static int is_embedded(VALUE s)
+{
+    return !FL_TEST_RAW(s, RSTRING_NOEMBED);
+}
+
+/* batch_point: points the messages at the held strings' bytes. An
+ * embedded string (up to 23 bytes) keeps its bytes inside its object, on a
+ * page of Ruby's heap; while GC.compact moves other objects, Ruby 3.1
+ * protects such pages and repairs them from its SIGSEGV handler, which
+ * crashes when the reader is not a Ruby thread and a Ractor has existed
+ * (Segmentation fault at 0x30: test_compaction_after_a_ractor_*). Engine
+ * threads must read no heap page, so those bytes are copied into the
+ * batch (23 bytes each at most); longer strings' buffers are malloc'd.
+ * Allocates before taking any pointer (an allocation may run the GC). */
+static void batch_point(batch *b)
+{
+    size_t embedded_bytes = 0;
+    for (size_t i = 0; i < b->n; i++)
+        if (is_embedded(b->strs[i]))
+            embedded_bytes += (size_t)RSTRING_LEN(b->strs[i]);
+    if (embedded_bytes > 0)
+        b->embedded = ALLOC_N(char, embedded_bytes);
+    char *next = b->embedded;
+    for (size_t i = 0; i < b->n; i++) {
+        VALUE s = b->strs[i];
+        size_t len = (size_t)RSTRING_LEN(s);
+        b->msgs[i].len = len;
+        b->msgs[i].data = RSTRING_PTR(s);
+        if (is_embedded(s) && len > 0) {
+            memcpy(next, RSTRING_PTR(s), len);
+            b->msgs[i].data = next;
+            next += len;
+        }
+    }
+}
+
+void hb_ext_batch_fill(batch *b, VALUE ary, int lock)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        VALUE s = element_string(ary, (long)i);
+        int locked = 0;
+        if (lock)
+            s = hb_str_hold(s, &locked);
+        else
+            s = rb_str_new_frozen(s);
+        b->strs[b->nstrs++] = s;
+        if (locked)
+            b->locked[b->nlocked++] = s;
+    }
+    batch_point(b);
+}
+
+void hb_ext_batch_submit(batch *b)
+{
+    engine_ref *r = b->eng;
+    pthread_rwlock_rdlock(&r->lock);
+    hb_status st = HB_ERR_CLOSED;
+    if (r->e != NULL)
+        st = hb_submit(r->e, b->msgs, b->n, b->out, &b->job);
+    pthread_rwlock_unlock(&r->lock);
+    if (st != HB_OK)
+        hb_ext_raise(st, r->e, "Hashbatch: submitting a batch");
+}
+
+/* Holds the GVL, as hb_job_cancel waits only for work already on a
+ * worker. */
+void hb_ext_batch_release(batch *b)
+{
+    batch_drop_job(b);
+    while (b->nlocked > 0)
+        hb_str_release(b->locked[--b->nlocked]);
+    b->nstrs = 0;
+}
+
+VALUE hb_ext_batch_result(batch *b)
+{
+    if (b->status != HB_OK) {
+        engine_ref *r = b->eng;
+        hb_ext_raise(b->status, r->pid == getpid() ? r->e : NULL, "Hashbatch: batch");
+    }
+    if (!NIL_P(b->result))
+        return b->result;
+    VALUE ary = rb_ary_new_capa((long)b->n);
+    char hex[40];
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->hex) {
+            hb_hex40(b->out[i], hex);
+            rb_ary_push(ary, rb_usascii_str_new(hex, 40));
+        } else {
+            rb_ary_push(ary, rb_str_new((const char *)b->out[i], 20));
+        }
+    }
+    b->result = ary;
+    return ary;
+}

@@ -1,0 +1,142 @@
+/*
+ * engine_parts.h - what the files behind Hashbatch::Engine, Hashbatch::Job
+ * and the default engine share: the engine reference, batches, and the
+ * functions that cross between those files.
+ *
+ * Calls go downward, in this order:
+ *   default_engine.c, engine.c   the Ruby methods
+ *   job.c, sync.c, files.c       asynchronous and synchronous batches,
+ *                                files jobs; engine_info.c (stats, devices)
+ *   batch_wait.c                 waiting without the GVL
+ *   batch.c                      a batch: its strings, messages and hb_job
+ *   engine_ref.c                 an open hb_engine shared by its users
+ *   fork_guard.c                 which process may still call OpenCL
+ * Must not: be included outside the extension (it is not an API).
+ */
+#ifndef HB_EXT_ENGINE_PARTS_H
+#define HB_EXT_ENGINE_PARTS_H
+
+#include "hb_ext.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/types.h>
+
+/* ---- fork_guard.c ---------------------------------------------------- */
+
+/* hb_ext_opencl_forked: 1 if OpenCL was touched by an ancestor of this
+ * process (it must not be called here). */
+int hb_ext_opencl_forked(void);
+/* hb_ext_opencl_touch: notes that this process may call OpenCL now. */
+void hb_ext_opencl_touch(void);
+/* hb_ext_fork_safe_config: in a child of an OpenCL process, auto becomes
+ * cpu and opencl raises; elsewhere notes that OpenCL may be touched now. */
+void hb_ext_fork_safe_config(hb_config *cfg);
+
+/* ---- engine_ref.c ---------------------------------------------------- */
+
+/* An open engine, shared by the Engine object (or the default engine) and
+ * every batch submitted to it; freed with its last reference.
+ * hb_engine_close must not overlap cancel or free of its jobs: lock is
+ * read-held by submit, cancel, free and stats, write-held by close. */
+typedef struct {
+    hb_engine *e;          /* NULL once closed */
+    pid_t pid;             /* the process that opened it */
+    pthread_rwlock_t lock; /* read: submit, cancel, free; write: close */
+    atomic_uint refs;
+    int pool_takes_jobs; /* the OpenSSL pool hashes queued jobs, so
+                            hb_sha1_batch hashes small batches inline */
+} engine_ref;
+
+/* hb_ext_open_engine: opens an engine with cfg (made fork-safe first)
+ * without the GVL; raises the mapped error on failure. */
+hb_engine *hb_ext_open_engine(hb_config *cfg);
+/* hb_ext_engine_ref_new: a reference (count 1) around e, opened with cfg. */
+engine_ref *hb_ext_engine_ref_new(hb_engine *e, const hb_config *cfg);
+/* hb_ext_engine_ref_take: one more reference to r. */
+void hb_ext_engine_ref_take(engine_ref *r);
+/* hb_ext_engine_ref_unref: drops a reference; the last closes and frees. */
+void hb_ext_engine_ref_unref(engine_ref *r);
+/* hb_ext_engine_ref_close: closes the engine once, in the process that
+ * opened it; in a forked child it only forgets it. Blocks while batches
+ * finish; needs no GVL (p is the engine_ref). */
+void *hb_ext_engine_ref_close(void *p);
+/* hb_ext_engine_ref_check: raises unless r can take work in this process. */
+void hb_ext_engine_ref_check(const engine_ref *r);
+
+/* ---- batch.c --------------------------------------------------------- */
+
+/* One batch of strings on an engine: a synchronous one (sha1_many), or the
+ * state of a Hashbatch::Job. */
+typedef struct {
+    engine_ref *eng;
+    hb_job *job; /* while submitted and not yet freed */
+    hb_msg *msgs;
+    hb_digest *out;
+    size_t n;
+    VALUE *strs; /* pinned while the engine may read them */
+    size_t nstrs;
+    VALUE *locked; /* locked (pin.c), to unlock */
+    size_t nlocked;
+    char *embedded; /* copies of embedded strings' bytes (see batch.c) */
+    int hex;        /* results as hex text */
+    int finished;   /* status is the outcome */
+    int waiters;    /* threads in hb_ext_batch_wait: the job outlives them */
+    hb_status status;
+    VALUE result;
+} batch;
+
+/* hb_ext_batch_new: an empty batch object of class klass (0: hidden) for
+ * n strings on r (takes a reference to r); *out is its state. */
+VALUE hb_ext_batch_new(VALUE klass, engine_ref *r, size_t n, int hex, batch **out);
+/* hb_ext_batch_get: the state of a batch object (a TypeError otherwise). */
+batch *hb_ext_batch_get(VALUE obj);
+/* hb_ext_batch_fill: takes every string of ary; locks them (lock) or keeps
+ * frozen snapshots (!lock). May raise: what was locked is in b->locked. */
+void hb_ext_batch_fill(batch *b, VALUE ary, int lock);
+/* hb_ext_batch_submit: hands the batch to the engine; raises on failure. */
+void hb_ext_batch_submit(batch *b);
+/* hb_ext_batch_release: the engine is done with the strings (finished,
+ * or cancelled here): unlock them and let them go. */
+void hb_ext_batch_release(batch *b);
+/* hb_ext_batch_result: the digests as an Array (binary or hex strings);
+ * raises the job's error if it did not succeed. */
+VALUE hb_ext_batch_result(batch *b);
+
+/* ---- batch_wait.c ---------------------------------------------------- */
+
+/* hb_ext_batch_wait: waits up to timeout_s seconds (< 0: forever) without
+ * the GVL, running interrupts as they come (they may raise). Returns 1
+ * when the job has finished (b->status set), 0 on timeout. */
+int hb_ext_batch_wait(batch *b, double timeout_s);
+
+/* ---- sync.c ---------------------------------------------------------- */
+
+/* hb_ext_strings_array: the argument as a new Array, or a TypeError. */
+VALUE hb_ext_strings_array(VALUE strings);
+/* hb_ext_hash_sync: digests of strings on r, waiting without the GVL. */
+VALUE hb_ext_hash_sync(engine_ref *r, VALUE strings, int hex);
+
+/* ---- job.c ----------------------------------------------------------- */
+
+/* hb_ext_job_submit: a Hashbatch::Job for strings (an Array) on r,
+ * submitted at once; engine is the Engine object it belongs to. */
+VALUE hb_ext_job_submit(engine_ref *r, VALUE engine, VALUE ary, int hex);
+
+/* ---- engine_info.c --------------------------------------------------- */
+
+/* hb_ext_stats_hash: hb_stats as a Hash with Symbol keys. */
+VALUE hb_ext_stats_hash(const hb_stats *s);
+/* hb_ext_devices: every OpenCL device (hb_devices_list) as Hashes; a
+ * method body (self is unused). */
+VALUE hb_ext_devices(VALUE self);
+
+/* ---- files.c --------------------------------------------------------- */
+
+#ifdef HAVE_HB_SUBMIT_FILES
+/* hb_ext_file_digests_on: file_digests(paths, hex: false, errors: :raise)
+ * on r, from a method's arguments. */
+VALUE hb_ext_file_digests_on(engine_ref *r, int argc, VALUE *argv);
+#endif
+
+#endif
