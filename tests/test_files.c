@@ -17,6 +17,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "files/files_input.h"
 #include "test_util.h"
 
 #define KIB ((size_t)1 << 10)
@@ -308,10 +311,12 @@ START_TEST(test_proc_files)
     size_t len = 0;
     uint8_t *data = tu_read_file(path, &len);
     struct stat st;
-    if (data == NULL || stat(path, &st) != 0 || st.st_size != 0 || len == 0) {
-        free(data);
-        return; /* no such /proc here: nothing to test */
-    }
+    if (data == NULL || stat(path, &st) != 0)
+        ck_abort_msg("%s: cannot read it (%s): this test needs a mounted /proc", path,
+                     strerror(errno));
+    ck_assert_msg(st.st_size == 0 && len > 0,
+                  "%s: expected size 0 in stat and content, got %lld and %zu bytes", path,
+                  (long long)st.st_size, len);
     uint8_t want[20];
     tu_sha1(data, len, want);
     hb_engine *e = tu_open(HB_BACKEND_CPU);
@@ -329,6 +334,81 @@ START_TEST(test_proc_files)
     ck_assert(memcmp(r.digest, want, 20) == 0);
     hb_engine_close(e);
     free(data);
+}
+END_TEST
+
+/* pagemap_end: the size of the pagemap open on fd (8 bytes per page of the
+ * address space, which stat does not tell): the first 8-aligned offset
+ * where an 8-byte read returns nothing, found by bisection. */
+static uint64_t pagemap_end(int fd)
+{
+    uint64_t lo = 0, hi = (uint64_t)1 << 60; /* an entry at lo; none at hi */
+    uint8_t entry[8];
+    ck_assert_int_eq(pread(fd, entry, 8, 0), 8);
+    while (hi - lo > 8) {
+        uint64_t mid = (lo + (hi - lo) / 2) & ~(uint64_t)7;
+        ssize_t got = pread(fd, entry, 8, (off_t)mid);
+        ck_assert_msg(got == 0 || got == 8, "pagemap at %llu: %zd (%s)", (unsigned long long)mid,
+                      got, strerror(errno));
+        if (got == 8)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return hi;
+}
+
+/* plain_read_length: bytes from fd's offset to its end with 1 MiB reads. */
+static uint64_t plain_read_length(int fd)
+{
+    uint8_t *buf = malloc(MIB);
+    uint64_t total = 0;
+    ssize_t got;
+    while ((got = read(fd, buf, MIB)) > 0)
+        total += (uint64_t)got;
+    ck_assert_msg(got == 0, "plain read: %s", strerror(errno));
+    free(buf);
+    return total;
+}
+
+/* /proc/self/pagemap takes only reads of a multiple of 8 bytes at 8-aligned
+ * offsets (EINVAL otherwise) and says size 0: the unknown-size path must
+ * read in whole buffers, also where it grows past small_max and streams.
+ * Read from an offset 3 MiB before its end (the whole map is 2^35 bytes or
+ * more), by descriptor; the byte count is checked against a plain read
+ * loop (the entries of the stack's pages may change between two reads,
+ * so the digests are not compared). */
+START_TEST(test_proc_pagemap)
+{
+    const char *path = "/proc/self/pagemap";
+    int fd = open(path, O_RDONLY);
+    ck_assert_msg(fd >= 0, "%s: %s: this test needs a mounted /proc", path, strerror(errno));
+    uint64_t end = pagemap_end(fd);
+    ck_assert_msg(end % 8 == 0 && end > 4 * MIB, "%s: implausible size %llu", path,
+                  (unsigned long long)end);
+    off_t from = (off_t)(end - 3 * MIB - 8 * 1001);
+    ck_assert_int_eq(lseek(fd, from, SEEK_SET), from);
+    uint64_t want = plain_read_length(fd);
+    ck_assert_uint_eq(want, end - (uint64_t)from);
+    hb_engine *e = tu_open(HB_BACKEND_CPU);
+    for (int k = 0; k < 2; k++) {
+        hb_files_options o;
+        hb_files_options_init(&o);
+        o.small_max = k ? 64 * KIB : 0; /* default, then a small one */
+        ck_assert_int_eq(lseek(fd, from, SEEK_SET), from);
+        hb_file_input in = {NULL, fd};
+        hb_file_result r;
+        hb_files_job *j = NULL;
+        ck_assert_int_eq(hb_submit_files(e, &in, 1, &r, &o, &j), HB_OK);
+        ck_assert_int_eq(hb_files_job_wait(j, -1), HB_OK);
+        hb_files_job_free(j);
+        ck_assert_msg(r.status == HB_OK, "%s from %lld (small_max %zu): %s, errno %d (%s)", path,
+                      (long long)from, o.small_max, hb_status_name(r.status), r.err,
+                      strerror(r.err));
+        ck_assert_uint_eq(r.size, want);
+    }
+    hb_engine_close(e);
+    close(fd);
 }
 END_TEST
 
@@ -468,6 +548,286 @@ START_TEST(test_changed_while_read)
 }
 END_TEST
 
+/* wait_coarse_past: until the coarse wall clock, which timestamps file
+ * changes on kernels without fine-grained ones, is past t (so a change
+ * made now gets a ctime other than t there too). */
+static void wait_coarse_past(const struct timespec *t)
+{
+    struct timespec now;
+    for (;;) {
+        ck_assert_int_eq(clock_gettime(CLOCK_REALTIME_COARSE, &now), 0);
+        if (now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec > t->tv_nsec))
+            return;
+        sched_yield();
+    }
+}
+
+/* The "unchanged" predicate looks at every field of the snapshot: two
+ * snapshots that differ in one field only, whichever, are two versions. */
+START_TEST(test_snapshot_fields)
+{
+    const hb_file_snapshot a = {.size = 204800,
+                                .mtime_sec = 1700000000,
+                                .mtime_nsec = 123456789,
+                                .ctime_sec = 1700000000,
+                                .ctime_nsec = 123456789,
+                                .ino = 4242,
+                                .dev_major = 254,
+                                .dev_minor = 1,
+                                .change_cookie = 7,
+                                .has_change_cookie = 1};
+    ck_assert(hb_file_snapshot_same(&a, &a));
+    hb_file_snapshot b[9];
+    for (int k = 0; k < 9; k++)
+        b[k] = a;
+    b[0].size++;
+    b[1].mtime_sec++;
+    b[2].mtime_nsec++;
+    b[3].ctime_sec++;
+    b[4].ctime_nsec++; /* a rewrite within one tick, seen by multigrain ctime */
+    b[5].ino++;
+    b[6].dev_major++;
+    b[7].dev_minor++;
+    b[8].change_cookie++;
+    static const char *field[9] = {"size",         "mtime s",      "mtime ns",
+                                   "ctime s",      "ctime ns",     "inode",
+                                   "device major", "device minor", "change cookie"};
+    for (int k = 0; k < 9; k++)
+        ck_assert_msg(!hb_file_snapshot_same(&a, &b[k]), "a difference in %s only is not seen",
+                      field[k]);
+    /* a cookie is compared only when both snapshots have one */
+    hb_file_snapshot c = b[8];
+    c.has_change_cookie = 0;
+    ck_assert(hb_file_snapshot_same(&a, &c));
+}
+END_TEST
+
+/* A real file whose ctime alone changes (chmod to its own mode keeps size,
+ * mtime and content) is no longer the file hb_file_open saw. */
+START_TEST(test_ctime_only_change)
+{
+    tree t;
+    make_dir(&t);
+    char path[128];
+    snprintf(path, sizeof path, "%s/chmod", t.dir);
+    write_file(path, "same bytes\n", 11);
+    struct stat before, after;
+    ck_assert_int_eq(stat(path, &before), 0);
+    hb_file_input in = {path, -1};
+    hb_open_file f;
+    int err = 0;
+    ck_assert_int_eq(hb_file_open(&in, 0, &f, &err), HB_OK);
+    ck_assert_int_eq(hb_file_unchanged(&f, &err), HB_OK);
+    wait_coarse_past(&before.st_ctim);
+    ck_assert_int_eq(chmod(path, before.st_mode & 07777), 0);
+    ck_assert_int_eq(stat(path, &after), 0);
+    ck_assert(after.st_size == before.st_size && after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
+              after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+    ck_assert_int_eq(hb_file_unchanged(&f, &err), HB_ERR_FILE_CHANGED);
+    hb_file_close(&f);
+    unlink(path);
+    rmdir(t.dir);
+}
+END_TEST
+
+/* Rewrites a file in place once the job has started reading it, then
+ * sets its mtime back, as `touch -r`, `cp -p` or rsync do. */
+typedef struct {
+    hb_files_job *job;
+    const char *path;
+    const uint8_t *data; /* the new content, as long as the old one */
+    size_t len;
+    struct stat before;      /* the file as the job first saw it */
+    uint64_t read_when_done; /* the job's bytes_read once rewritten */
+    int err;
+} rewriter;
+
+static void *rewrite_keeping_mtime(void *arg)
+{
+    rewriter *w = arg;
+    hb_files_stats st;
+    do {
+        hb_files_job_stats(w->job, &st);
+    } while (st.bytes_read == 0);
+    wait_coarse_past(&w->before.st_ctim);
+    struct timespec times[2] = {{0, UTIME_OMIT}, w->before.st_mtim};
+    int fd = open(w->path, O_WRONLY);
+    if (fd < 0 || pwrite(fd, w->data, w->len, 0) != (ssize_t)w->len || futimens(fd, times) != 0)
+        w->err = errno ? errno : EIO;
+    if (fd >= 0)
+        close(fd);
+    hb_files_job_stats(w->job, &st);
+    w->read_when_done = st.bytes_read;
+    return NULL;
+}
+
+/* A file rewritten in place (same size) while it is read, its mtime then
+ * put back: size and mtime are as before, but the bytes read are half old,
+ * half new. The ctime (which no one can set) tells: HB_ERR_FILE_CHANGED.
+ * One-byte reads of 4 MiB make sure the rewrite lands mid-way (that is
+ * checked, not assumed: bytes_read when it was done). */
+START_TEST(test_rewrite_keeping_mtime)
+{
+    tree t;
+    make_dir(&t);
+    char path[128];
+    snprintf(path, sizeof path, "%s/rewritten", t.dir);
+    size_t len = 4 * MIB;
+    uint8_t *old_data = malloc(len), *new_data = malloc(len), old_md[20], new_md[20];
+    tu_rng r;
+    tu_rng_seed(&r, 31);
+    tu_rng_fill(&r, old_data, len);
+    tu_rng_fill(&r, new_data, len);
+    tu_sha1(old_data, len, old_md);
+    tu_sha1(new_data, len, new_md);
+    write_file(path, old_data, len);
+    rewriter w = {NULL, path, new_data, len, {0}, 0, 0};
+    ck_assert_int_eq(stat(path, &w.before), 0);
+    hb_engine *e = tu_open(HB_BACKEND_CPU);
+    hb_files_options o;
+    hb_files_options_init(&o);
+    o.io_threads = 1;
+    o.chunk_bytes = 1;
+    o.small_max = 4096;
+    hb_file_input in = {path, -1};
+    hb_file_result res;
+    ck_assert_int_eq(hb_submit_files(e, &in, 1, &res, &o, &w.job), HB_OK);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, rewrite_keeping_mtime, &w), 0);
+    ck_assert_int_eq(hb_files_job_wait(w.job, -1), HB_OK);
+    pthread_join(th, NULL);
+    hb_files_job_free(w.job);
+    ck_assert_msg(w.err == 0, "rewriting %s: %s", path, strerror(w.err));
+    ck_assert_msg(w.read_when_done < len, "the rewrite came after the file was read (%llu bytes)",
+                  (unsigned long long)w.read_when_done);
+    struct stat after;
+    ck_assert_int_eq(stat(path, &after), 0);
+    ck_assert_msg(after.st_size == w.before.st_size &&
+                      after.st_mtim.tv_sec == w.before.st_mtim.tv_sec &&
+                      after.st_mtim.tv_nsec == w.before.st_mtim.tv_nsec,
+                  "the mtime was not put back: the test proves nothing");
+    const char *got = res.status != HB_OK                   ? "no digest"
+                      : memcmp(res.digest, old_md, 20) == 0 ? "the old content"
+                      : memcmp(res.digest, new_md, 20) == 0 ? "the new content"
+                                                            : "a torn read";
+    ck_assert_msg(res.status == HB_ERR_FILE_CHANGED,
+                  "rewritten mid-read with its mtime put back: got %s (%s)",
+                  hb_status_name(res.status), got);
+    hb_engine_close(e);
+    unlink(path);
+    rmdir(t.dir);
+    free(old_data);
+    free(new_data);
+}
+END_TEST
+
+#define REWRITE_FILES 32
+#define REWRITE_SIZE (200 * KIB)
+#define REWRITE_VERSIONS 3
+#define REWRITE_ROUNDS 60
+
+/* Files rewritten in place, each time whole and in one write(), always
+ * with one of a few known contents. */
+typedef struct {
+    char path[REWRITE_FILES][128];
+    uint8_t *version[REWRITE_FILES][REWRITE_VERSIONS];
+    uint8_t want[REWRITE_FILES][REWRITE_VERSIONS][20];
+    atomic_int stop;
+    atomic_uint_fast64_t writes;
+    int err;
+} rewrite_set;
+
+static void *rewrite_loop(void *arg)
+{
+    rewrite_set *s = arg;
+    int fd[REWRITE_FILES];
+    tu_rng r;
+    tu_rng_seed(&r, 4242);
+    for (size_t f = 0; f < REWRITE_FILES; f++)
+        if ((fd[f] = open(s->path[f], O_WRONLY)) < 0)
+            s->err = errno;
+    while (s->err == 0 && !atomic_load(&s->stop)) {
+        size_t f = tu_rng_below(&r, REWRITE_FILES), v = tu_rng_below(&r, REWRITE_VERSIONS);
+        if (pwrite(fd[f], s->version[f][v], REWRITE_SIZE, 0) != (ssize_t)REWRITE_SIZE)
+            s->err = errno ? errno : EIO;
+        atomic_fetch_add(&s->writes, 1);
+    }
+    for (size_t f = 0; f < REWRITE_FILES; f++)
+        if (fd[f] >= 0)
+            close(fd[f]);
+    return NULL;
+}
+
+/* version_of: which known content of file f has digest md; -1: none. */
+static int version_of(const rewrite_set *s, size_t f, const uint8_t *md)
+{
+    for (int v = 0; v < REWRITE_VERSIONS; v++)
+        if (memcmp(s->want[f][v], md, 20) == 0)
+            return v;
+    return -1;
+}
+
+/* Issue 11, defect 3: files of 200 KiB rewritten in place by another
+ * thread while files jobs hash them, round after round. Every digest
+ * reported must be that of a content the file really had; a file caught
+ * mid-rewrite must be HB_ERR_FILE_CHANGED. */
+START_TEST(test_rewrite_in_place)
+{
+    static rewrite_set s;
+    memset(&s, 0, sizeof s);
+    tree t;
+    make_dir(&t);
+    tu_rng r;
+    tu_rng_seed(&r, 77);
+    const char *paths[REWRITE_FILES];
+    for (size_t f = 0; f < REWRITE_FILES; f++) {
+        snprintf(s.path[f], sizeof s.path[f], "%s/r%02zu", t.dir, f);
+        paths[f] = s.path[f];
+        for (size_t v = 0; v < REWRITE_VERSIONS; v++) {
+            s.version[f][v] = malloc(REWRITE_SIZE);
+            tu_rng_fill(&r, s.version[f][v], REWRITE_SIZE);
+            tu_sha1(s.version[f][v], REWRITE_SIZE, s.want[f][v]);
+        }
+        write_file(s.path[f], s.version[f][0], REWRITE_SIZE);
+    }
+    atomic_init(&s.stop, 0);
+    atomic_init(&s.writes, 0);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, rewrite_loop, &s), 0);
+    while (atomic_load(&s.writes) == 0 && s.err == 0)
+        sched_yield();
+    hb_engine *e = tu_open(HB_BACKEND_CPU);
+    hb_file_result res[REWRITE_FILES];
+    size_t changed = 0, torn = 0, other = 0;
+    for (int round = 0; round < REWRITE_ROUNDS; round++) {
+        ck_assert_int_eq(hb_hash_files(e, paths, REWRITE_FILES, res, NULL), HB_OK);
+        for (size_t f = 0; f < REWRITE_FILES; f++) {
+            if (res[f].status == HB_ERR_FILE_CHANGED)
+                changed++;
+            else if (res[f].status != HB_OK || res[f].size != REWRITE_SIZE)
+                other++;
+            else if (version_of(&s, f, res[f].digest) < 0)
+                torn++;
+        }
+    }
+    atomic_store(&s.stop, 1);
+    pthread_join(th, NULL);
+    fprintf(stderr, "rewrite in place: %d results, %zu changed, %zu torn, %llu rewrites\n",
+            REWRITE_ROUNDS * REWRITE_FILES, changed, torn, (unsigned long long)s.writes);
+    ck_assert_msg(s.err == 0, "the rewriting thread: %s", strerror(s.err));
+    ck_assert_msg(torn == 0, "%zu of %d digests were of no content the file ever had", torn,
+                  REWRITE_ROUNDS * REWRITE_FILES);
+    ck_assert_msg(other == 0, "%zu results neither OK (200 KiB) nor changed", other);
+    hb_engine_close(e);
+    for (size_t f = 0; f < REWRITE_FILES; f++) {
+        unlink(s.path[f]);
+        for (size_t v = 0; v < REWRITE_VERSIONS; v++)
+            free(s.version[f][v]);
+    }
+    rmdir(t.dir);
+}
+END_TEST
+
 START_TEST(test_cancel)
 {
     tree t;
@@ -503,33 +863,122 @@ START_TEST(test_cancel)
 }
 END_TEST
 
-/* The collision pairs as files: same digest, different bytes. */
+/* A job streaming a 16 GiB (sparse) file stops between chunks when
+ * cancelled or freed: after hb_files_job_cancel returns, the reader reads
+ * at most the chunk it is in; freed, the file ends HB_ERR_CANCELLED, not
+ * hashed to its end. Loop 0: cancel then wait; loop 1: free at once. */
+START_TEST(test_cancel_stream)
+{
+    tree t;
+    make_dir(&t);
+    char path[128];
+    snprintf(path, sizeof path, "%s/huge", t.dir);
+    const uint64_t size = (uint64_t)16 << 30;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
+    close(fd);
+    hb_engine *e = tu_open(HB_BACKEND_CPU);
+    hb_files_options o;
+    hb_files_options_init(&o);
+    o.io_threads = 1;
+    o.chunk_bytes = MIB;
+    hb_file_input in = {path, -1};
+    hb_file_result res;
+    hb_files_job *j = NULL;
+    ck_assert_int_eq(hb_submit_files(e, &in, 1, &res, &o, &j), HB_OK);
+    hb_files_stats st;
+    do {
+        sched_yield();
+        ck_assert_int_eq(hb_files_job_stats(j, &st), HB_OK);
+    } while (st.bytes_read == 0);
+    if (_i == 0) {
+        ck_assert_int_eq(hb_files_job_cancel(j), HB_OK);
+        ck_assert_int_eq(hb_files_job_stats(j, &st), HB_OK);
+        uint64_t at_cancel = st.bytes_read;
+        ck_assert_int_eq(hb_files_job_wait(j, -1), HB_ERR_CANCELLED);
+        ck_assert_int_eq(hb_files_job_stats(j, &st), HB_OK);
+        ck_assert_msg(st.bytes_read <= at_cancel + o.chunk_bytes,
+                      "%llu bytes read after the cancel (chunks of %zu)",
+                      (unsigned long long)(st.bytes_read - at_cancel), o.chunk_bytes);
+        ck_assert_uint_lt(st.bytes_read, size);
+    }
+    hb_files_job_free(j);
+    ck_assert_msg(res.status == HB_ERR_CANCELLED, "got %s", hb_status_name(res.status));
+    hb_engine_close(e);
+    unlink(path);
+    rmdir(t.dir);
+}
+END_TEST
+
+/* The collision pairs as files, also grown by equal suffixes (a small one,
+ * batched; one past small_max, streamed): same digest, different bytes.
+ * The SHAttered pair is kept as its first 320 bytes, where it already
+ * collides; the SHA-mbles pair whole. */
 START_TEST(test_collision_files)
 {
-    const char *rel[] = {"collisions/shattered-1.pdf", "collisions/shattered-2.pdf",
-                         "collisions/sha-mbles-1.bin", "collisions/sha-mbles-2.bin"};
-    const char *paths[4];
-    char store[4][4096];
+    static const char *rel[4] = {"collisions/shattered-1.prefix.bin",
+                                 "collisions/shattered-2.prefix.bin", "collisions/sha-mbles-1.bin",
+                                 "collisions/sha-mbles-2.bin"};
+    static const size_t suffix_len[] = {0, 1007, 2 * MIB + 3};
+    enum { NSUFFIX = sizeof suffix_len / sizeof suffix_len[0], NCOLL = 4 * NSUFFIX };
+    uint8_t *orig[4];
+    size_t orig_len[4];
     for (int i = 0; i < 4; i++) {
-        snprintf(store[i], sizeof store[i], "%s", tu_testdata_path(rel[i]));
-        if (!tu_file_exists(store[i]))
-            return; /* the test data is absent: nothing to compare */
-        paths[i] = store[i];
+        const char *p = tu_testdata_path(rel[i]);
+        if (!tu_file_exists(p))
+            ck_abort_msg("test data missing: %s (tests/vectors/ of the repository, or "
+                         "HASHBATCH_TESTDATA=DIR)",
+                         p);
+        orig[i] = tu_read_file(p, &orig_len[i]);
+        ck_assert_msg(orig[i] != NULL, "%s: %s", p, strerror(errno));
     }
-    hb_file_result r[4];
+    uint8_t prefix_md[20], published[20];
+    ck_assert_int_eq(tu_unhex("f92d74e3874587aaf443d1db961d4e26dde13e9c", published, 20), 20);
+    tu_sha1(orig[0], orig_len[0], prefix_md);
+    ck_assert_msg(orig_len[0] == 320 && memcmp(prefix_md, published, 20) == 0,
+                  "%s is not the 320-byte SHAttered prefix", rel[0]);
+    tree t;
+    make_dir(&t);
+    uint8_t *suffix = malloc(2 * MIB + 3), *buf = malloc(2 * MIB + 3 + 640);
+    tu_rng r;
+    tu_rng_seed(&r, 320);
+    tu_rng_fill(&r, suffix, 2 * MIB + 3);
+    char store[NCOLL][128];
+    const char *paths[NCOLL];
+    uint8_t want[NCOLL][20];
+    for (int k = 0; k < NCOLL; k++) {
+        int i = k % 4;
+        size_t sl = suffix_len[k / 4];
+        memcpy(buf, orig[i], orig_len[i]);
+        memcpy(buf + orig_len[i], suffix, sl);
+        snprintf(store[k], sizeof store[k], "%s/c%02d", t.dir, k);
+        write_file(store[k], buf, orig_len[i] + sl);
+        tu_sha1(buf, orig_len[i] + sl, want[k]);
+        paths[k] = store[k];
+    }
+    hb_file_result res[NCOLL];
     hb_engine *e = tu_open(HB_BACKEND_OPENCL);
-    ck_assert_int_eq(hb_hash_files(e, paths, 4, r, NULL), HB_OK);
-    for (int i = 0; i < 4; i++) {
-        size_t len = 0;
-        uint8_t *d = tu_read_file(paths[i], &len), want[20];
-        tu_sha1(d, len, want);
-        ck_assert_int_eq(r[i].status, HB_OK);
-        ck_assert(memcmp(r[i].digest, want, 20) == 0);
-        free(d);
+    ck_assert_int_eq(hb_hash_files(e, paths, NCOLL, res, NULL), HB_OK);
+    for (int k = 0; k < NCOLL; k++) {
+        ck_assert_msg(res[k].status == HB_OK, "%s: %s", paths[k], hb_status_name(res[k].status));
+        ck_assert_msg(memcmp(res[k].digest, want[k], 20) == 0, "%s: digest", paths[k]);
+        ck_assert_uint_eq(res[k].size, orig_len[k % 4] + suffix_len[k / 4]);
     }
-    ck_assert(memcmp(r[0].digest, r[1].digest, 20) == 0);
-    ck_assert(memcmp(r[2].digest, r[3].digest, 20) == 0);
+    for (int k = 0; k < NCOLL; k += 2) {
+        ck_assert_msg(memcmp(res[k].digest, res[k + 1].digest, 20) == 0,
+                      "%s and %s: the pair no longer collides", paths[k], paths[k + 1]);
+        ck_assert_msg(memcmp(orig[k % 4], orig[k % 4 + 1], orig_len[k % 4]) != 0,
+                      "%s and %s: the same bytes", rel[k % 4], rel[k % 4 + 1]);
+    }
     hb_engine_close(e);
+    for (int k = 0; k < NCOLL; k++)
+        unlink(store[k]);
+    rmdir(t.dir);
+    for (int i = 0; i < 4; i++)
+        free(orig[i]);
+    free(suffix);
+    free(buf);
 }
 END_TEST
 
@@ -572,9 +1021,15 @@ static Suite *files_suite(void)
     tcase_add_test(tc, test_hash_files_sync);
     tcase_add_loop_test(tc, test_per_file_errors, 0, (int)NBACKENDS);
     tcase_add_test(tc, test_proc_files);
+    tcase_add_test(tc, test_proc_pagemap);
     tcase_add_test(tc, test_descriptors);
     tcase_add_loop_test(tc, test_changed_while_read, 0, 2);
+    tcase_add_test(tc, test_snapshot_fields);
+    tcase_add_test(tc, test_ctime_only_change);
+    tcase_add_test(tc, test_rewrite_keeping_mtime);
+    tcase_add_test(tc, test_rewrite_in_place);
     tcase_add_test(tc, test_cancel);
+    tcase_add_loop_test(tc, test_cancel_stream, 0, 2);
     tcase_add_test(tc, test_collision_files);
     tcase_add_test(tc, test_arguments);
     suite_add_tcase(s, tc);

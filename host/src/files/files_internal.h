@@ -1,0 +1,168 @@
+/*
+ * files_internal.h - the insides of a files job (hb_submit_files and
+ * friends in hashbatch.h), shared by the files/ modules.
+ *
+ * Design: each I/O thread (files_reader.c) takes the next input, opens it
+ * (files_input.c) and either reads it whole (small files) into the open
+ * batch, or streams it through the incremental SHA-1 of sha1_openssl.h in
+ * chunk_bytes reads (files_stream.c: big files, and small ones that turn
+ * out to grow). A small file of known size is read into a slice of the
+ * batch's arena: arenas are recycled, so pages are touched once per job
+ * rather than once per file; files whose size is unknown (size 0 in
+ * statx: empty, /proc, pipes) get a growing buffer of their own, read in
+ * whole buffers (never a short odd read: /proc/self/pagemap takes only
+ * multiples of 8). A full batch is closed and handed to the engine
+ * (hb_submit) once its last slice is filled (files_batches.c); one
+ * collector thread (files_collector.c) waits for batches in submission
+ * order, writes their results (files_results.c) and gives the memory back.
+ * Memory: arenas and own buffers are counted against memory_max before
+ * they are used (a reader that would pass the cap frees idle arenas,
+ * closes the open batch, then waits for the collector); only growth of an
+ * unknown-size buffer is taken without waiting. Condition variables are
+ * signalled only when a thread waits on them: one futex call per file
+ * adds up over 30,000 files. files_job.c starts and ends the threads;
+ * files_api.c has the public calls.
+ *
+ * Calls go downward: api -> job -> reader, collector -> stream, batches
+ * -> results -> input.
+ *
+ * Owns: the job's layout and the internal calls between its modules.
+ * Must not: be included outside host/src/files.
+ */
+#ifndef HB_FILES_INTERNAL_H
+#define HB_FILES_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "files/files_input.h"
+#include "hashbatch.h"
+
+#define FILES_MIB ((size_t)1 << 20)
+#define FILES_BATCH_MAX 4096
+#define FILES_UNKNOWN_SIZE_FIRST ((size_t)4 << 10)
+
+/* One engine submission: small files read whole, most of them into
+ * slices of one arena (a recycled buffer, so pages are touched once per
+ * job, not once per file), the others (size unknown until read) into
+ * buffers of their own. */
+typedef struct files_batch {
+    struct files_batch *next;
+    size_t count;
+    size_t reserved;      /* budget bytes its own buffers hold */
+    unsigned char *arena; /* NULL until a slice is asked for */
+    size_t arena_used;
+    unsigned writers; /* readers still filling their slices */
+    int closed;       /* no more files join; queued once writers is 0 */
+    size_t index[FILES_BATCH_MAX];
+    void *buf[FILES_BATCH_MAX];          /* a buffer of its own, or NULL */
+    unsigned char skip[FILES_BATCH_MAX]; /* slice given up: no result here */
+    hb_msg msg[FILES_BATCH_MAX];
+    hb_digest digest[FILES_BATCH_MAX];
+    hb_job *job;
+    hb_status submit_status;
+} files_batch;
+
+struct hb_files_job {
+    hb_engine *engine;
+    const hb_file_input *in;
+    size_t n;
+    hb_file_result *out;
+    hb_files_options opt;
+
+    pthread_mutex_t lock; /* everything below but bytes_read */
+    pthread_cond_t space; /* memory or an arena freed; an open batch to send */
+    pthread_cond_t work;  /* a batch queued, or the readers are done */
+    pthread_cond_t done;  /* the job finished */
+    unsigned space_waiters;
+    int collector_waiting;
+    pthread_mutex_t callback_lock;
+    size_t next;
+    size_t in_memory;
+    files_batch *open;
+    files_batch *queue_head, *queue_tail;
+    size_t arena_bytes;          /* size of every arena */
+    unsigned char **free_arenas; /* arenas back from the engine */
+    size_t nfree, free_cap;
+    unsigned io_running;
+    atomic_int cancelled;
+    int finished;
+    int joined;
+    hb_files_stats stats;
+    atomic_uint_fast64_t bytes_read;
+
+    pthread_t *threads;
+    unsigned nthreads;
+    pthread_t collector;
+    int collector_started;
+};
+
+/* Per-thread state of an I/O thread. */
+typedef struct {
+    hb_files_job *job;
+    unsigned char *chunk; /* chunk_bytes, for streaming */
+} files_io_thread;
+
+/* ---- the threads (files_reader.c, files_collector.c) --------------------- */
+
+/* files_io_main: an I/O thread (arg: its files_io_thread, which it frees). */
+void *files_io_main(void *arg);
+
+/* files_collector_main: the collector (arg: the job); sets finished. */
+void *files_collector_main(void *arg);
+
+/* ---- streaming (files_stream.c) ------------------------------------------ */
+
+/* files_stream_from: file i, too big to batch, hashed on this thread;
+ * prefix holds the len bytes already read, extra (may be NULL) the
+ * extra_len read after them. Finishes file i. */
+void files_stream_from(files_io_thread *t, size_t i, const hb_open_file *f, const void *prefix,
+                       size_t len, const void *extra, size_t extra_len);
+
+/* ---- memory and batches (files_batches.c) -------------------------------- */
+
+/* files_take_memory_locked: counts n more budget bytes held (lock held). */
+void files_take_memory_locked(hb_files_job *j, size_t n);
+
+/* files_reserve: waits until n more bytes fit under memory_max (or
+ * nothing is held, or the job is cancelled) and counts them. */
+void files_reserve(hb_files_job *j, size_t n);
+
+/* files_release: gives n bytes of budget back. */
+void files_release(hb_files_job *j, size_t n);
+
+/* files_recycle_arena_locked: an arena back to the free list (or freed). */
+void files_recycle_arena_locked(hb_files_job *j, unsigned char *arena);
+
+/* files_submit_locked: closes the open batch; it goes to the engine as
+ * soon as its last slice is filled. */
+void files_submit_locked(hb_files_job *j);
+
+/* files_wake_collector_locked: the collector looks at the queue again. */
+void files_wake_collector_locked(hb_files_job *j);
+
+/* files_add_to_batch: queues file i's bytes (buf owns reserved budget
+ * bytes). Returns 0, or ENOMEM when no batch could be made (buf is then
+ * kept). */
+int files_add_to_batch(hb_files_job *j, size_t i, void *buf, size_t len, size_t reserved);
+
+/* files_take_slot: need bytes of the open batch's arena for file i (see
+ * files_batches.c). Returns the batch with *slot counted as a writer, or
+ * NULL (cancelled, or out of memory: *st says which). */
+files_batch *files_take_slot(hb_files_job *j, size_t i, size_t need, size_t *slot, hb_status *st);
+
+/* files_end_slot: a writer is done with its slice: len bytes, or (ok 0)
+ * given up, its file's result delivered elsewhere. */
+void files_end_slot(hb_files_job *j, files_batch *b, size_t slot, size_t len, int ok);
+
+/* ---- results (files_results.c) ------------------------------------------- */
+
+/* files_finish: stores r as out[i], tells the callback, counts it. */
+void files_finish(hb_files_job *j, size_t i, const hb_file_result *r);
+
+/* files_fail: finishes file i with status st and errno err. */
+void files_fail(hb_files_job *j, size_t i, hb_status st, int err);
+
+#endif /* HB_FILES_INTERNAL_H */
