@@ -5,41 +5,28 @@
  * a backslash and those become \\, \n, \r; with -z lines end in NUL and
  * nothing is escaped.
  *
- * Owns: those formats. Must not: quote names for error messages (quote.c
- * does, with another rule) or decide which lines are printed.
+ * Owns: those formats and when a name is escaped. Must not: escape bytes
+ * itself (name_escape.c holds the rule), quote names for error messages
+ * (quote.c does, with another rule) or decide which lines are printed.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "name_escape.h"
 #include "sum.h"
 
 int sum_needs_escape(const char *name)
 {
-    return strpbrk(name, "\\\n\r") != NULL;
+    return name_esc_needed(name, strlen(name), NAME_ESC_SHA1SUM);
 }
 
 void sum_put_name(FILE *f, const char *name, int escape)
 {
-    if (!escape) {
+    if (escape)
+        name_esc_put(f, name, strlen(name), NAME_ESC_SHA1SUM);
+    else
         fputs(name, f);
-        return;
-    }
-    for (const char *p = name; *p != '\0'; p++) {
-        switch (*p) {
-        case '\\':
-            fputs("\\\\", f);
-            break;
-        case '\n':
-            fputs("\\n", f);
-            break;
-        case '\r':
-            fputs("\\r", f);
-            break;
-        default:
-            putc(*p, f);
-        }
-    }
 }
 
 void sum_hex(char out[41], const hb_digest d)
