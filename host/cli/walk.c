@@ -92,8 +92,7 @@ static int emit_error(walker *w, int err, size_t depth)
     return emit(w, WALK_ERROR, NULL, err, strerror(err), depth);
 }
 
-/* special_cause: what a non-regular, non-directory, non-link file is. */
-static const char *special_cause(mode_t m)
+const char *walk_special_cause(mode_t m)
 {
     if (S_ISFIFO(m))
         return "is a FIFO (skipped)";
@@ -265,7 +264,7 @@ static int visit(walker *w, int parent_fd, const char *name, size_t depth)
     else if (S_ISLNK(st.st_mode))
         rc = emit(w, WALK_SYMLINK, &st, 0, "symbolic link (not followed)", depth);
     else
-        rc = emit(w, WALK_SPECIAL, &st, 0, special_cause(st.st_mode), depth);
+        rc = emit(w, WALK_SPECIAL, &st, 0, walk_special_cause(st.st_mode), depth);
     path_pop(w, old);
     return rc;
 }

@@ -79,4 +79,10 @@ void walk_opts_init(walk_opts *o);
  * respect to ctx (fn runs on the calling thread only). */
 int walk_paths(char *const *paths, size_t n, const walk_opts *opts, walk_fn fn, void *ctx);
 
+/* walk_special_cause: the words for a file of mode m that is skipped as
+ * special ("is a FIFO (skipped)", "is a character device (skipped)"
+ * ...), as WALK_SPECIAL's cause says them; `sum` uses them for named
+ * files and checksum files too. */
+const char *walk_special_cause(mode_t m);
+
 #endif /* HB_CLI_WALK_H */

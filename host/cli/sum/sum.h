@@ -2,13 +2,15 @@
  * sum.h - internal interfaces of `hashbatch sum`: sha1sum's line formats
  * (sum_format.c), the list of files to hash (sum_list.c: arguments, and
  * trees under -r), hashing a list in order through a files job
- * (sum_run.c), and checking sums (sum_check.c).
+ * (sum_run.c), reading checksum files (sum_lines.c) and their lines
+ * (sum_parse.c), and checking sums (sum_check.c).
  *
  * Owns: those interfaces. Must not: hold policy; each .c file does.
  */
 #ifndef HB_CLI_SUM_H
 #define HB_CLI_SUM_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,6 +39,64 @@ void sum_format_line(FILE *f, const hb_digest d, const char *name, const sum_sty
 
 /* sum_hex: d as 40 lowercase hex digits and a NUL. */
 void sum_hex(char out[41], const hb_digest d);
+
+/* ---- sum_parse.c ------------------------------------------------------- */
+
+#define SUM_HEX_LEN 40 /* a SHA-1 in hex */
+
+/* State of the parser that spans the lines of one checksum file. */
+typedef struct {
+    int bsd_reversed; /* -1 unknown, 0 "HEX  NAME" lines, 1 "HEX NAME" lines */
+} sum_parser;
+
+/* sum_parser_init: a parser for a new checksum file. */
+void sum_parser_init(sum_parser *p);
+
+/* sum_parse_line: splits the line s[0, len) (s[len] is NUL, its end
+ * already removed) in place, as sha1sum -c does, into *hex (SUM_HEX_LEN
+ * hex digits, either case, NUL-terminated) and *name (NUL-terminated,
+ * unescaped when the line starts with a backslash). Returns 1 for a well
+ * formed line, else 0 (*hex and *name then mean nothing). */
+int sum_parse_line(sum_parser *p, char *s, size_t len, char **hex, char **name);
+
+/* ---- sum_lines.c ------------------------------------------------------- */
+
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+
+/* The longest checksum line read: a name is at most PATH_MAX bytes, twice
+ * that escaped, and the digest and the marks are short. */
+#define SUM_LINE_MAX (4 * PATH_MAX)
+
+/* What sum_lines_next found. */
+typedef enum {
+    SUM_REC_LINE,     /* a line to parse: buf[0, len), NUL at buf[len] */
+    SUM_REC_SKIP,     /* a comment or an empty line */
+    SUM_REC_TOO_LONG, /* a line past SUM_LINE_MAX bytes: read and dropped */
+    SUM_REC_END,      /* no more lines */
+    SUM_REC_ERROR     /* a read failed (ferror is set; errno may tell) */
+} sum_record;
+
+/* A checksum file's records, read in bounded memory. */
+typedef struct {
+    FILE *f;
+    int delim;        /* '\n', or NUL with -z */
+    int strip_cr;     /* drop one CR before the end (not with -z) */
+    char *buf;        /* SUM_LINE_MAX + 2 bytes */
+    size_t len;       /* SUM_REC_LINE: the line's length */
+    uintmax_t number; /* the line number of the last record (1 first) */
+} sum_lines;
+
+/* sum_lines_init: reads records of f (not owned), NUL-terminated when
+ * zero. Returns 0 or ENOMEM. */
+int sum_lines_init(sum_lines *l, FILE *f, int zero);
+
+/* sum_lines_next: the next record (see sum_record). */
+sum_record sum_lines_next(sum_lines *l);
+
+/* sum_lines_free: releases l's buffer (not the file). */
+void sum_lines_free(sum_lines *l);
 
 /* ---- sum_list.c --------------------------------------------------------- */
 

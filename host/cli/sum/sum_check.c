@@ -1,159 +1,62 @@
 /*
  * sum_check.c - `hashbatch sum -c FILE`: reads checksum lines as GNU
- * sha1sum 9.1 writes and reads them ("HEX  NAME", "HEX *NAME", the BSD
- * "SHA1 (NAME) = HEX", a leading backslash for escaped names, '#'
- * comments, CRLF ends), hashes the listed files through the engine, and
- * prints sha1sum -c's lines, warnings and summary, word for word.
+ * sha1sum 9.1 writes and reads them (sum_lines.c delimits them,
+ * sum_parse.c splits them), hashes the listed files through the engine,
+ * and prints sha1sum -c's lines, warnings and summary, word for word.
  *
- * Lines are parsed as sha1sum parses them (split_3/bsd_split_3 in
- * coreutils' md5sum.c), lengths included, so odd inputs (a -z file read
- * without -z: only its first record counts) behave the same. With -z
- * (which sha1sum refuses with -c) records end in NUL instead of newline.
+ * With -z (which sha1sum refuses with -c) records end in NUL instead of
+ * newline and a name is every byte up to it. A line longer than
+ * SUM_LINE_MAX is an error on stderr (file and line number), counted as
+ * improperly formatted, and fails the check even without --strict: it
+ * could have listed a file. A checksum file that is a FIFO, socket or
+ * device is skipped as `sum` skips such listed files ("-" is read).
  *
- * Owns: parsing, comparison and the messages of -c. Must not: read the
- * listed files itself (sum_run.c does, in parallel) or exit.
+ * Owns: comparison, the order and words of -c's messages, and opening
+ * the checksum file. Must not: read the listed files itself (sum_run.c
+ * does, in parallel) or exit.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "sum.h"
+#include "walk.h"
 
-#define HEX_LEN 40
-#define MIN_LINE_LEN (HEX_LEN + 2) /* digest, blank, a one-byte name */
-#define ISWHITE(c) ((c) == ' ' || (c) == '\t')
+#define HEX_LEN SUM_HEX_LEN
 
 /* One line that counts: a check, or (name NULL) an improperly formatted
- * line, kept so that -w's warnings come out in line order. */
+ * line (too_long: one past SUM_LINE_MAX), kept so that the warnings come
+ * out in line order. */
 typedef struct {
     char *name;
     char hex[HEX_LEN + 1];
     uintmax_t line;
+    int too_long;
 } check_item;
 
 /* One checksum file being checked. */
 typedef struct {
     const sum_check_opts *o;
     const char *shown; /* its name in messages ("standard input" for -) */
+    sum_parser parser;
     check_item *items;
     size_t n, cap;
     char **names;    /* the checks' names, for sum_run */
     size_t *item_of; /* names[k] is items[item_of[k]] */
     size_t nnames;
     size_t next_item; /* first item not yet printed */
-    int bsd_reversed; /* -1 unknown, 0 standard, 1 "HEX NAME" lines */
-    uintmax_t misformatted, mismatched, unreadable;
+    uintmax_t misformatted, mismatched, unreadable, too_long;
     int formatted, matched;
 } checker;
 
-/* unescape: sha1sum's filename_unescape over len bytes of s, in place;
- * 0 when s holds a bad escape or a NUL. */
-static int unescape(char *s, size_t len)
-{
-    char *dst = s;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] == '\0')
-            return 0;
-        if (s[i] != '\\') {
-            *dst++ = s[i];
-            continue;
-        }
-        if (++i == len)
-            return 0;
-        if (s[i] == 'n')
-            *dst++ = '\n';
-        else if (s[i] == 'r')
-            *dst++ = '\r';
-        else if (s[i] == '\\')
-            *dst++ = '\\';
-        else
-            return 0;
-    }
-    if (dst < s + len)
-        *dst = '\0';
-    return 1;
-}
-
-/* hex_digits: exactly HEX_LEN hex digits, then the end of the string. */
-static int hex_digits(const char *s)
-{
-    for (int i = 0; i < HEX_LEN; i++)
-        if (!isxdigit((unsigned char)s[i]))
-            return 0;
-    return s[HEX_LEN] == '\0';
-}
-
-/* split_bsd: "NAME) = HEX" after "SHA1 (". */
-static int split_bsd(char *s, size_t len, char **hex, char **name, int escaped)
-{
-    if (len == 0)
-        return 0;
-    size_t i = len - 1;
-    while (i && s[i] != ')')
-        i--;
-    if (s[i] != ')')
-        return 0;
-    *name = s;
-    if (escaped && !unescape(s, i))
-        return 0;
-    s[i++] = '\0';
-    while (ISWHITE(s[i]))
-        i++;
-    if (s[i] != '=')
-        return 0;
-    i++;
-    while (ISWHITE(s[i]))
-        i++;
-    *hex = &s[i];
-    return hex_digits(*hex);
-}
-
-/* split_line: a line's digest and name, as sha1sum's split_3. */
-static int split_line(checker *c, char *s, size_t len, char **hex, char **name)
-{
-    int escaped = 0;
-    size_t i = 0;
-    while (ISWHITE(s[i]))
-        i++;
-    if (s[i] == '\\') {
-        i++;
-        escaped = 1;
-    }
-    if (strncmp(s + i, "SHA1", 4) == 0) {
-        i += 4;
-        if (s[i] == ' ')
-            i++;
-        if (s[i] != '(')
-            return 0;
-        i++;
-        return split_bsd(s + i, len - i, hex, name, escaped);
-    }
-    if (len - i < MIN_LINE_LEN + (s[i] == '\\'))
-        return 0;
-    *hex = &s[i];
-    i += HEX_LEN;
-    if (!ISWHITE(s[i]))
-        return 0;
-    s[i++] = '\0';
-    if (!hex_digits(*hex))
-        return 0;
-    if (len - i == 1 || (s[i] != ' ' && s[i] != '*')) {
-        if (c->bsd_reversed == 0)
-            return 0;
-        c->bsd_reversed = 1;
-    } else if (c->bsd_reversed != 1) {
-        c->bsd_reversed = 0;
-        i++;
-    }
-    *name = &s[i];
-    return escaped ? unescape(&s[i], len - i) : 1;
-}
-
 /* add_item: appends a check (name non-NULL) or a bad line. */
-static int add_item(checker *c, const char *name, const char *hex, uintmax_t line)
+static int add_item(checker *c, const char *name, const char *hex, uintmax_t line, int too_long)
 {
     if (c->n == c->cap) {
         size_t ncap = c->cap ? c->cap * 2 : 64;
@@ -166,6 +69,7 @@ static int add_item(checker *c, const char *name, const char *hex, uintmax_t lin
     check_item *it = &c->items[c->n];
     memset(it, 0, sizeof *it);
     it->line = line;
+    it->too_long = too_long;
     if (name != NULL) {
         if ((it->name = strdup(name)) == NULL)
             return ENOMEM;
@@ -179,41 +83,35 @@ static int add_item(checker *c, const char *name, const char *hex, uintmax_t lin
 static int take_line(checker *c, char *line, size_t len, uintmax_t number, int is_stdin)
 {
     char *hex = NULL, *name = NULL;
-    if (split_line(c, line, len, &hex, &name) && !(is_stdin && strcmp(name, "-") == 0))
-        return add_item(c, name, hex, number);
-    return add_item(c, NULL, NULL, number);
+    if (sum_parse_line(&c->parser, line, len, &hex, &name) && !(is_stdin && strcmp(name, "-") == 0))
+        return add_item(c, name, hex, number, 0);
+    return add_item(c, NULL, NULL, number, 0);
 }
 
 /* read_lines: every line of f into c->items. Returns 0, -2 when a read
  * failed (not reported yet), or -1 (out of memory, reported). */
 static int read_lines(checker *c, FILE *f, int is_stdin)
 {
-    char *line = NULL;
-    size_t cap = 0;
-    int delim = c->o->zero ? '\0' : '\n';
-    uintmax_t number = 0;
+    sum_lines l;
+    if (sum_lines_init(&l, f, c->o->zero) != 0) {
+        cli_error("%s", strerror(ENOMEM));
+        return -1;
+    }
     int rc = 0;
-    do {
-        ++number;
-        ssize_t len = getdelim(&line, &cap, delim, f);
-        if (len <= 0)
-            break;
-        if (line[0] == '#')
-            continue;
-        len -= line[len - 1] == delim;
-        len -= line[len - (0 < len)] == '\r';
-        if (len == 0)
-            continue;
-        line[len] = '\0';
-        if (take_line(c, line, (size_t)len, number, is_stdin) != 0) {
+    sum_record k;
+    while (rc == 0 && (k = sum_lines_next(&l)) != SUM_REC_END) {
+        if (k == SUM_REC_LINE)
+            rc = take_line(c, l.buf, l.len, l.number, is_stdin);
+        else if (k == SUM_REC_TOO_LONG)
+            rc = add_item(c, NULL, NULL, l.number, 1);
+        else if (k == SUM_REC_ERROR)
+            rc = -2;
+        if (rc > 0) {
             cli_error("%s", strerror(ENOMEM));
             rc = -1;
-            break;
         }
-    } while (!feof(f) && !ferror(f));
-    free(line);
-    if (rc == 0 && ferror(f))
-        rc = -2;
+    }
+    sum_lines_free(&l);
     return rc;
 }
 
@@ -225,10 +123,18 @@ static void error_prefix(const checker *c)
     cli_quote_name(stderr, c->shown);
 }
 
-/* bad_line: -w's warning for item it. */
+/* bad_line: -w's warning for item it; always an error for a line too
+ * long to read. */
 static void bad_line(checker *c, const check_item *it)
 {
     c->misformatted++;
+    if (it->too_long) {
+        c->too_long++;
+        error_prefix(c);
+        fprintf(stderr, ": %" PRIuMAX ": checksum line too long (over %d bytes); not read\n",
+                it->line, SUM_LINE_MAX);
+        return;
+    }
     if (!c->o->warn)
         return;
     error_prefix(c);
@@ -345,8 +251,8 @@ static int summary(checker *c)
         error_prefix(c);
         fprintf(stderr, ": no file was verified\n");
     }
-    return c->mismatched == 0 && c->unreadable == 0 && (!o->strict || c->misformatted == 0) &&
-           !(o->ignore_missing && !c->matched);
+    return c->mismatched == 0 && c->unreadable == 0 && c->too_long == 0 &&
+           (!o->strict || c->misformatted == 0) && !(o->ignore_missing && !c->matched);
 }
 
 static void checker_free(checker *c)
@@ -358,14 +264,55 @@ static void checker_free(checker *c)
     free(c->item_of);
 }
 
-/* open_list: the checksum file, or stdin; NULL after reporting. */
+/* report_special: "hashbatch: FILE: is a FIFO (skipped)", as for listed
+ * files of that kind. */
+static void report_special(const char *file, mode_t mode)
+{
+    fflush(stdout);
+    fprintf(stderr, "%s: ", CLI_PROGRAM);
+    cli_quote_name(stderr, file);
+    fprintf(stderr, ": %s\n", walk_special_cause(mode));
+}
+
+/* open_failed: reports why file did not open (a Unix socket fails with
+ * ENXIO: it is a special file like the others). */
+static void open_failed(const char *file, int err)
+{
+    struct stat st;
+    if (err == ENXIO && stat(file, &st) == 0 && S_ISSOCK(st.st_mode))
+        report_special(file, st.st_mode);
+    else
+        cli_error_path(file, err);
+}
+
+/* open_list: the checksum file, or stdin; NULL after reporting. FIFOs,
+ * sockets and devices are not read (a FIFO could block forever, a
+ * device never end): opened without blocking, seen, and closed. */
 static FILE *open_list(const char *file, int is_stdin)
 {
     if (is_stdin)
         return stdin;
-    FILE *f = fopen(file, "r");
-    if (f == NULL)
+    int fd = open(file, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        open_failed(file, errno);
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
         cli_error_path(file, errno);
+        close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        report_special(file, st.st_mode);
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (f == NULL) {
+        cli_error_path(file, errno);
+        close(fd);
+    }
     return f;
 }
 
@@ -376,7 +323,7 @@ int sum_check_file(sum_runner *r, const char *file, const sum_check_opts *o)
     memset(&c, 0, sizeof c);
     c.o = o;
     c.shown = is_stdin ? "standard input" : file;
-    c.bsd_reversed = -1;
+    sum_parser_init(&c.parser);
     FILE *f = open_list(file, is_stdin);
     if (f == NULL)
         return 0;

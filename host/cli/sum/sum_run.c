@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "sum.h"
+#include "walk.h"
 
 #define TICK_NS 200000000LL
 
@@ -149,15 +150,7 @@ static const char *special_kind(const char *name)
     struct stat st;
     if (stat(name, &st) != 0)
         return "is not a regular file (skipped)";
-    if (S_ISFIFO(st.st_mode))
-        return "is a FIFO (skipped)";
-    if (S_ISSOCK(st.st_mode))
-        return "is a socket (skipped)";
-    if (S_ISCHR(st.st_mode))
-        return "is a character device (skipped)";
-    if (S_ISBLK(st.st_mode))
-        return "is a block device (skipped)";
-    return "is not a regular file (skipped)";
+    return walk_special_cause(st.st_mode);
 }
 
 void sum_report_failure(const char *name, const hb_file_result *r)
