@@ -108,9 +108,16 @@ int cli_engine_opts_take(cli_engine_opts *o, int c, const char *value);
  * else CLI_EXIT_OK. */
 int cli_engine_config(const cli_engine_opts *o, const char *cmd, hb_config *cfg);
 
-/* Opens the engine for cfg. On failure reports the status and the
- * library's detail and returns CLI_EXIT_FAILURE; else CLI_EXIT_OK. */
-int cli_engine_open(const hb_config *cfg, hb_engine **out);
+/* Opens the engine for cfg (cfg from cli_engine_config) for command
+ * cmd. Returns CLI_EXIT_OK, or cli_engine_open_failed's status. */
+int cli_engine_open(const hb_config *cfg, const char *cmd, hb_engine **out);
+
+/* Reports that hb_engine_open(cfg) failed with st (detail: the library's
+ * hb_engine_last_error(NULL) of that call) and returns the exit status:
+ * a spec that matches no device (HB_ERR_BAD_DEVICE_SPEC, named with
+ * where it came from: --device or HASHBATCH_DEVICE) or a bad value is a
+ * usage error, CLI_EXIT_USAGE; anything else is CLI_EXIT_FAILURE. */
+int cli_engine_open_failed(const char *cmd, const hb_config *cfg, hb_status st, const char *detail);
 
 /* Reports a getopt_long failure (c is '?' or ':'), argv and optind as
  * getopt left them; returns CLI_EXIT_USAGE. */

@@ -245,6 +245,13 @@ int cmd_devices(int argc, char **argv)
     int rc = parse(argc, argv, &json);
     if (rc >= 0)
         return rc;
+    /* A bad HASHBATCH_BACKEND or HASHBATCH_VERIFY is the usage error it is
+     * for every other command (devices opens no engine, so the device
+     * spec is only noted). */
+    cli_engine_opts none = {NULL, NULL, NULL};
+    hb_config unused;
+    if ((rc = cli_engine_config(&none, CMD, &unused)) != CLI_EXIT_OK)
+        return rc;
     devices_report r;
     rc = collect(&r);
     if (rc != CLI_EXIT_OK)

@@ -79,17 +79,39 @@ int cli_engine_config(const cli_engine_opts *o, const char *cmd, hb_config *cfg)
     return CLI_EXIT_OK;
 }
 
-int cli_engine_open(const hb_config *cfg, hb_engine **out)
+/* device_source: where cfg's device spec came from, for messages: the
+ * environment when cfg->device is the environment's own string (as
+ * cli_engine_config stores it), else the option. */
+static const char *device_source(const hb_config *cfg)
+{
+    const char *env = getenv("HASHBATCH_DEVICE");
+    return env != NULL && cfg->device == env ? "HASHBATCH_DEVICE" : NULL;
+}
+
+int cli_engine_open_failed(const char *cmd, const hb_config *cfg, hb_status st, const char *detail)
+{
+    const char *why = detail[0] ? detail : hb_status_str(st);
+    if (st == HB_ERR_BAD_DEVICE_SPEC && cfg->device != NULL) {
+        const char *from = device_source(cfg);
+        if (from != NULL)
+            return cli_usage_error(cmd, "invalid %s value '%s': %s", from, cfg->device, why);
+        return cli_usage_error(cmd, "invalid argument '%s' for '--device': %s", cfg->device, why);
+    }
+    if (st == HB_ERR_BAD_DEVICE_SPEC || st == HB_ERR_INVALID_ARGUMENT)
+        return cli_usage_error(cmd, "invalid engine settings: %s", why);
+    cli_error("cannot start the %s backend%s%s: %s%s%s", hb_backend_name(cfg->backend),
+              cfg->device ? " with device " : "", cfg->device ? cfg->device : "", hb_status_str(st),
+              detail[0] ? ": " : "", detail);
+    return CLI_EXIT_FAILURE;
+}
+
+int cli_engine_open(const hb_config *cfg, const char *cmd, hb_engine **out)
 {
     hb_status st = hb_engine_open(out, cfg);
     if (st == HB_OK)
         return CLI_EXIT_OK;
-    const char *detail = hb_engine_last_error(NULL);
-    cli_error("cannot start the %s backend%s%s: %s%s%s", hb_backend_name(cfg->backend),
-              cfg->device ? " with device " : "", cfg->device ? cfg->device : "", hb_status_str(st),
-              detail[0] ? ": " : "", detail);
     *out = NULL;
-    return CLI_EXIT_FAILURE;
+    return cli_engine_open_failed(cmd, cfg, st, hb_engine_last_error(NULL));
 }
 
 int cli_getopt_error(const char *cmd, int c, char **argv)

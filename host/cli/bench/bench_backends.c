@@ -65,8 +65,10 @@ static int choose(bench_backends *bs, const bench_opts *o, const bench_machine *
     return CLI_EXIT_OK;
 }
 
-/* open_one: the engine of b, with the verification mode of base. */
-static int open_one(bench_backend *b, const hb_config *base)
+/* open_one: the engine of b, with the verification mode of base;
+ * user_spec: b's device is the --device spec, so a spec that matches no
+ * device is a usage error. */
+static int open_one(bench_backend *b, const hb_config *base, int user_spec)
 {
     hb_config cfg = *base;
     cfg.use_environment = 0;
@@ -78,6 +80,8 @@ static int open_one(bench_backend *b, const hb_config *base)
         cfg.device = b->device;
     }
     hb_status st = hb_engine_open(&b->engine, &cfg);
+    if (st == HB_ERR_BAD_DEVICE_SPEC && user_spec)
+        return cli_engine_open_failed(BENCH_CMD, &cfg, st, hb_engine_last_error(NULL));
     if (st != HB_OK) {
         const char *detail = hb_engine_last_error(NULL);
         cli_error(BENCH_CMD ": cannot open the %s backend: %s%s%s", b->name, hb_status_str(st),
@@ -101,7 +105,7 @@ int bench_backends_open(bench_backends *bs, const bench_opts *o, const bench_mac
         return CLI_EXIT_FAILURE;
     }
     for (size_t i = 0; i < bs->n && rc == CLI_EXIT_OK; i++)
-        rc = open_one(&bs->b[i], base);
+        rc = open_one(&bs->b[i], base, o->device != NULL && strcmp(bs->b[i].kind, "opencl") == 0);
     if (rc != CLI_EXIT_OK)
         bench_backends_close(bs);
     return rc;

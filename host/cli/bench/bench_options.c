@@ -284,6 +284,11 @@ int bench_parse(int argc, char **argv, bench_opts *o)
     }
     if (optind < argc)
         return cli_usage_error(BENCH_CMD, "extra operand '%s'", argv[optind]);
+    if (o->device != NULL && !o->want_opencl)
+        return cli_usage_error(BENCH_CMD,
+                               "'--device' given ('%s') but '--backend' leaves out opencl, "
+                               "the backend it chooses devices for",
+                               o->device);
     if (o->sizes.n == 0 && o->batches.n == 0)
         return cli_usage_error(BENCH_CMD, "nothing to measure: --sizes and --batches are both "
                                           "none");

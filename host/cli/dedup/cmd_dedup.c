@@ -22,7 +22,7 @@
 #include "cli.h"
 #include "dedup.h"
 
-#define CMD "dedup"
+#define CMD DD_CMD
 #define DEFAULT_BATCH_BYTES ((size_t)8 << 20)
 
 enum {
@@ -247,6 +247,8 @@ static int scan_while_opening(dd_run *r, char *const *roots, size_t n)
     if (pthread_create(&th, NULL, scan_thread, &j) != 0)
         return dd_scan(r, roots, n);
     dd_engine_open_now(r);
+    if (dd_engine_bad_settings(r))
+        atomic_store(&r->stop_scan, 1); /* a usage error: no need to finish */
     pthread_join(th, NULL);
     return j.rc;
 }
@@ -278,6 +280,12 @@ int cmd_dedup(int argc, char **argv)
     int scan_rc = scan_while_opening(&r, roots, nroots);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     r.secs[0] = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if ((rc = dd_engine_usage_error(&r)) != 0) {
+        progress_close(r.meter);
+        dd_engine_stop(&r);
+        dd_free(&r);
+        return rc;
+    }
     if (scan_rc != 0) {
         progress_close(r.meter);
         dd_engine_stop(&r);

@@ -17,6 +17,7 @@
 #ifndef HB_CLI_DEDUP_H
 #define HB_CLI_DEDUP_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 #include "progress.h"
 
 #define DD_PREFIX_BYTES 4096u
+#define DD_CMD "dedup" /* the subcommand's name, in messages */
 
 typedef enum { DD_TEXT, DD_FDUPES, DD_ZERO, DD_JSON, DD_CSV, DD_SUMMARY } dd_format;
 
@@ -120,12 +122,14 @@ typedef struct {
     double secs[4];           /* scan, prefixes, full, groups: for --stats */
     uint64_t joined_by_bytes; /* files found equal to a hashed one by comparison */
     int fatal;                /* the engine failed: the report is incomplete */
+    atomic_int stop_scan;     /* set by another thread: the scan stops (ECANCELED) */
 } dd_run;
 
 /* ---- dedup_scan.c ------------------------------------------------------ */
 
 /* dd_scan: walks the n roots, recording regular files (and reporting what
- * is skipped), then builds the inodes. Returns 0, or ENOMEM. */
+ * is skipped), then builds the inodes. Returns 0, ENOMEM, or ECANCELED
+ * when r->stop_scan was set during the walk. */
 int dd_scan(dd_run *r, char *const *roots, size_t n);
 
 /* dd_path_name: the path string of path index i. */
@@ -217,6 +221,16 @@ int dd_engine_error(dd_run *r, hb_status st);
  * overlaps the walk; LLVM inside pocl wants the thread that starts it to
  * live on. */
 void dd_engine_open_now(dd_run *r);
+
+/* dd_engine_bad_settings: did the engine fail to open because of what
+ * the user asked for (a device spec that matches nothing, a bad value)? */
+int dd_engine_bad_settings(const dd_run *r);
+
+/* dd_engine_usage_error: opens the engine if that was not tried yet; when
+ * it failed for bad settings, reports the usage error and returns
+ * CLI_EXIT_USAGE, else returns 0 (other failures are reported when the
+ * engine is needed: a run with nothing to hash does not need one). */
+int dd_engine_usage_error(dd_run *r);
 
 /* dd_need_engine: r->engine: the one dd_engine_open_now opened, or one
  * opened now. Returns 0, or -1 when it cannot be opened (reported; the run

@@ -110,6 +110,8 @@ static int on_entry(void *ctx, const walk_entry *e)
 {
     scan_ctx *c = ctx;
     dd_run *r = c->r;
+    if (atomic_load(&r->stop_scan))
+        return ECANCELED;
     switch (e->kind) {
     case WALK_FILE:
         r->scanned++;
@@ -214,7 +216,7 @@ int dd_scan(dd_run *r, char *const *roots, size_t n)
     if (rc == 0 && !c.nomem)
         rc = build_inodes(r, c.seen);
     free(c.seen);
-    return rc ? ENOMEM : 0;
+    return rc == ECANCELED ? ECANCELED : rc ? ENOMEM : 0;
 }
 
 void dd_free(dd_run *r)

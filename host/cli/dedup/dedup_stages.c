@@ -76,6 +76,21 @@ void dd_engine_open_now(dd_run *r)
         snprintf(r->open_detail, sizeof r->open_detail, "%s", hb_engine_last_error(NULL));
 }
 
+int dd_engine_usage_error(dd_run *r)
+{
+    if (!r->open_tried)
+        dd_engine_open_now(r);
+    if (!dd_engine_bad_settings(r))
+        return 0;
+    return cli_engine_open_failed(DD_CMD, r->cfg, r->open_status, r->open_detail);
+}
+
+int dd_engine_bad_settings(const dd_run *r)
+{
+    return r->open_tried &&
+           (r->open_status == HB_ERR_BAD_DEVICE_SPEC || r->open_status == HB_ERR_INVALID_ARGUMENT);
+}
+
 int dd_need_engine(dd_run *r)
 {
     if (r->fatal)
@@ -83,20 +98,13 @@ int dd_need_engine(dd_run *r)
     if (r->engine != NULL)
         return 0;
     progress_clear(r->meter);
-    if (!r->open_tried) {
-        if (cli_engine_open(r->cfg, &r->engine) == CLI_EXIT_OK)
-            return 0;
-        r->fatal = 1;
-        return -1;
-    }
+    if (!r->open_tried)
+        dd_engine_open_now(r);
     if (r->open_status == HB_OK) {
         r->engine = r->opened;
         return 0;
     }
-    const hb_config *c = r->cfg;
-    cli_error("cannot start the %s backend%s%s: %s%s%s", hb_backend_name(c->backend),
-              c->device ? " with device " : "", c->device ? c->device : "",
-              hb_status_str(r->open_status), r->open_detail[0] ? ": " : "", r->open_detail);
+    cli_engine_open_failed(DD_CMD, r->cfg, r->open_status, r->open_detail);
     r->fatal = 1;
     return -1;
 }

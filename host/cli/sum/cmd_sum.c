@@ -375,7 +375,7 @@ int cmd_sum(int argc, char **argv)
     if (rc != CLI_EXIT_OK)
         return rc;
     hb_engine *e = NULL;
-    rc = cli_engine_open(&cfg, &e);
+    rc = cli_engine_open(&cfg, CMD, &e);
     if (rc != CLI_EXIT_OK)
         return rc;
     sum_runner r;
