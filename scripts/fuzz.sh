@@ -113,7 +113,7 @@ for t in "${targets[@]}"; do
   for f in "${found[@]}"; do
     cp "$f" "$root/tests/fuzz/crashes/$name/"
     echo "fuzz.sh: $t: input kept as tests/fuzz/crashes/$name/$(basename "$f")" \
-         "(replay: $build/tests/fuzz/$t $f)"
+         "(run it again: $build/tests/fuzz/$t tests/fuzz/crashes/$name/$(basename "$f"))"
   done
   grep -m1 -E 'ERROR: |runtime error|check failed|deadly signal' "$work/log" || true
   tail -n 30 "$work/log"
