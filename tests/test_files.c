@@ -9,10 +9,16 @@
  * once per file; per-file errors (missing, directory, FIFO with no writer
  * - no hang -, dangling symlink, symlink loop, /proc/self/mem, not a
  * failure of the job) while the other files still hash; /proc files that
- * report size 0; descriptors (a pipe fed by a thread, a file from an
- * offset); a file truncated or grown while it is streamed
- * (HB_ERR_FILE_CHANGED, not SIGBUS); cancel; the SHA-1 collision pairs;
- * argument errors. The oracle is OpenSSL (tu_sha1) on the same bytes.
+ * report size 0, /proc/self/pagemap (reads of multiples of 8 only);
+ * descriptors (a pipe fed by a thread, a file from an offset); a file
+ * truncated or grown while it is streamed (HB_ERR_FILE_CHANGED, not
+ * SIGBUS); files rewritten in place while read (issue 11, defect 3: the
+ * snapshot's fields one by one, a ctime-only change, a rewrite whose mtime
+ * is put back, and a writer rewriting 200 KiB files with known contents
+ * round after round: no digest of a content that never was); cancel, also
+ * of a 16 GiB stream (stops within a chunk); the SHA-1 collision pairs
+ * (tests/vectors, grown by equal suffixes); argument errors. The oracle is
+ * OpenSSL (tu_sha1) on the same bytes. Missing test data fails a test.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -282,9 +288,9 @@ START_TEST(test_per_file_errors)
     size_t n = sizeof paths / sizeof paths[0];
     hb_file_result res[sizeof paths / sizeof paths[0]];
     hb_engine *e = tu_open(kind);
-    double t0 = tu_now();
+    /* a FIFO with no writer that held the job up would hang it: the case's
+     * timeout fails it (no clock is read here: the machine may be loaded) */
     ck_assert_int_eq(hb_hash_files(e, paths, n, res, NULL), HB_OK);
-    ck_assert_msg(tu_now() - t0 < 10, "a FIFO with no writer held the job up");
     uint8_t want[20];
     tu_sha1("hello\n", 6, want);
     for (size_t i = 0; i < n; i++) {
