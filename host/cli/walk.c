@@ -5,27 +5,34 @@
  * fstatat), so each entry costs one stat and paths are only joined for the
  * callback. Each directory's names are read in full, sorted with strcmp,
  * then visited; the ancestors' (dev, ino) pairs are kept on a stack to
- * detect loops.
+ * detect loops. With once, every directory entered goes into a set, and
+ * file arguments are kept as (parent directory, name) entries, so that no
+ * directory entry is reported twice.
  *
- * Owns: traversal order, path joining, loop detection, and the events'
- * causes. Must not: open regular files or special files, print, or stop
+ * Owns: traversal order, path joining, loop detection, the once rule,
+ * and the events' causes. Must not: open regular files or special files, print, or stop
  * on an error (errors are events).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "fileid_set.h"
 #include "walk.h"
 
+typedef fileid dir_id;
+
+/* A file argument as a directory entry: its parent directory and name. */
 typedef struct {
-    dev_t dev;
-    ino_t ino;
-} dir_id;
+    fileid parent;
+    char *name;
+} arg_entry;
 
 typedef struct {
     const walk_opts *o;
@@ -37,6 +44,10 @@ typedef struct {
     dir_id *anc; /* directories being walked, outermost first */
     size_t nanc;
     size_t capanc;
+    fileid_set entered; /* once: every directory entered */
+    arg_entry *args;    /* once: the file arguments reported */
+    size_t nargs, capargs;
+    size_t links; /* once: symlinked directories being walked */
 } walker;
 
 /* A directory's names, read whole and sorted. */
@@ -193,6 +204,34 @@ out:
     return rc;
 }
 
+/* via_symlink: with follow_symlinks, is the entry (name in parent_fd, or
+ * the argument itself at depth 0) a symbolic link, followed? */
+static int via_symlink(const walker *w, int parent_fd, const char *name, size_t depth)
+{
+    struct stat l;
+    if (!w->o->follow_symlinks)
+        return 0;
+    int r = depth == 0 ? lstat(w->path, &l) : fstatat(parent_fd, name, &l, AT_SYMLINK_NOFOLLOW);
+    return r == 0 && S_ISLNK(l.st_mode);
+}
+
+/* once_enter: the once rule for a directory about to be entered (linked:
+ * reached through a symbolic link while following): -1 when it was
+ * walked already (its entries were reported: pass it over), else 0 (it
+ * is recorded), or ENOMEM. A directory reached through a link, or below
+ * one, is neither checked nor recorded: its entries are other names of
+ * the files, as a hard link is, and the real directory must still be
+ * walked when the walk reaches it. */
+static int once_enter(walker *w, const struct stat *st, int linked)
+{
+    if (!w->o->once || linked || w->links > 0)
+        return 0;
+    dir_id id = {st->st_dev, st->st_ino};
+    if (fileid_set_has(&w->entered, id))
+        return -1;
+    return fileid_set_add(&w->entered, id);
+}
+
 /* enter_dir: opens the directory at name (relative to parent_fd; the
  * current path for an argument) that stat said is st, checks it is still
  * that directory, and walks it. */
@@ -206,6 +245,10 @@ static int enter_dir(walker *w, int parent_fd, const char *name, const struct st
                     "file system loop: a directory that contains itself "
                     "(not entered again)",
                     depth);
+    int linked = w->o->once && via_symlink(w, parent_fd, name, depth);
+    int rc = once_enter(w, st, linked);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
     int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY;
     if (depth > 0 && !w->o->follow_symlinks)
         flags |= O_NOFOLLOW;
@@ -217,7 +260,10 @@ static int enter_dir(walker *w, int parent_fd, const char *name, const struct st
         close(fd);
         return emit(w, WALK_ERROR, NULL, EAGAIN, "replaced during the walk", depth);
     }
-    return walk_children(w, fd, &now, depth);
+    w->links += (size_t)linked;
+    rc = walk_children(w, fd, &now, depth);
+    w->links -= (size_t)linked;
+    return rc;
 }
 
 /* stat_entry: the stat of name in parent_fd (an argument: of the path,
@@ -243,6 +289,63 @@ static int stat_entry(walker *w, int parent_fd, const char *name, size_t depth, 
     return e;
 }
 
+/* arg_parent: the directory that holds the argument path (its text up to
+ * the last slash; "." when there is none). Returns 0 or an errno value. */
+static int arg_parent(const char *path, fileid *out)
+{
+    const char *slash = strrchr(path, '/');
+    size_t len = slash == NULL ? 0 : slash == path ? 1 : (size_t)(slash - path);
+    char *dir = slash == NULL ? strdup(".") : strndup(path, len);
+    if (dir == NULL)
+        return ENOMEM;
+    struct stat st;
+    int rc = stat(dir, &st) == 0 ? 0 : errno;
+    free(dir);
+    out->dev = st.st_dev;
+    out->ino = st.st_ino;
+    return rc;
+}
+
+/* arg_index: the file argument that is the entry name of parent, or -1. */
+static ptrdiff_t arg_index(const walker *w, fileid parent, const char *name)
+{
+    for (size_t i = 0; i < w->nargs; i++)
+        if (w->args[i].parent.dev == parent.dev && w->args[i].parent.ino == parent.ino &&
+            strcmp(w->args[i].name, name) == 0)
+            return (ptrdiff_t)i;
+    return -1;
+}
+
+/* seen_arg: with once, has the file argument at w->path been reported
+ * (its directory walked, or an earlier argument naming the same entry)?
+ * Else it is recorded. Returns 1, 0, or -1 when out of memory. */
+static int seen_arg(walker *w)
+{
+    fileid parent;
+    if (arg_parent(w->path, &parent) != 0)
+        return 0; /* no parent to compare with: reported as given */
+    const char *slash = strrchr(w->path, '/');
+    const char *name = slash ? slash + 1 : w->path;
+    if (fileid_set_has(&w->entered, parent) || arg_index(w, parent, name) >= 0)
+        return 1;
+    if (cli_grow((void **)&w->args, &w->capargs, w->nargs + 1, sizeof *w->args) != 0 ||
+        (w->args[w->nargs].name = strdup(name)) == NULL)
+        return -1;
+    w->args[w->nargs++].parent = parent;
+    return 0;
+}
+
+/* seen_entry: with once, was the file entry (name in the directory being
+ * walked, or the argument at depth 0) reported already? 1, 0 or -1. */
+static int seen_entry(walker *w, const char *name, size_t depth)
+{
+    if (!w->o->once)
+        return 0;
+    if (depth == 0)
+        return seen_arg(w);
+    return w->nargs > 0 && arg_index(w, w->anc[w->nanc - 1], name) >= 0;
+}
+
 /* visit: one entry (name in parent_fd, or the current path at depth 0). */
 static int visit(walker *w, int parent_fd, const char *name, size_t depth)
 {
@@ -253,7 +356,12 @@ static int visit(walker *w, int parent_fd, const char *name, size_t depth)
     int dangling;
     int rc;
     int e = stat_entry(w, parent_fd, name, depth, &st, &dangling);
-    if (e != 0)
+    int seen = e == 0 && !dangling && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)
+                   ? seen_entry(w, name, depth)
+                   : 0;
+    if (seen != 0)
+        rc = seen < 0 ? ENOMEM : 0;
+    else if (e != 0)
         rc = emit_error(w, e, depth);
     else if (dangling)
         rc = emit(w, WALK_SYMLINK, &st, 0, "dangling symbolic link (skipped)", depth);
@@ -290,5 +398,9 @@ int walk_paths(char *const *paths, size_t n, const walk_opts *opts, walk_fn fn, 
     }
     free(w.path);
     free(w.anc);
+    fileid_set_free(&w.entered);
+    for (size_t i = 0; i < w.nargs; i++)
+        free(w.args[i].name);
+    free(w.args);
     return rc;
 }

@@ -66,6 +66,15 @@ typedef struct {
      * directory argument (or one found below) is not entered and is
      * reported as WALK_ERROR with EISDIR (for `sum` without -r). */
     int no_recurse;
+    /* 0 (default): every argument is walked as given, so a repeated one
+     * is reported again (as sha1sum hashes it again). 1: each directory
+     * entry is reported once: a directory already walked (a repeated or
+     * overlapping argument, a bind mount) is passed over silently, and
+     * so is a file argument naming an entry already reported (as jdupes
+     * does for repeated arguments). Other names of one file are still
+     * reported each: hard links, and with follow_symlinks the paths
+     * through a symbolic link to a directory. */
+    int once;
 } walk_opts;
 
 /* walk_opts_init: the defaults (no following, recursive). */

@@ -148,11 +148,21 @@ def check_unreadable(chk, exe, tmp):
 def check_engine_failure(chk, exe, tmp):
     root = os.path.join(tmp, "engine")
     small_tree(root)
-    proc = dedup(exe, ["--backend", "opencl", "--device", "no-such-device-anywhere", root])
+    # No OpenCL platform at all (the ICD loader finds no vendor file).
+    proc = clitest.run([exe, "dedup", "--backend", "opencl", root], timeout=TIMEOUT,
+                       env=clitest.clean_env(OCL_ICD_VENDORS=os.path.join(tmp, "no-icds")))
+    dc.no_sanitizer_report(chk, proc, "dedup without OpenCL")
     chk.status(proc, 1, "an engine that cannot start")
     chk.check(proc.stdout == b"", "engine failure: nothing presented as a result",
               clitest.show(proc.stdout))
     chk.check(b"cannot start" in proc.stderr, "engine failure: says why",
+              clitest.show(proc.stderr))
+    # A device spec that matches nothing is the user's mistake: exit 2.
+    proc = dedup(exe, ["--backend", "opencl", "--device", "no-such-device-anywhere", root])
+    chk.status(proc, 2, "a device spec that matches no device")
+    chk.check(proc.stdout == b"", "bad device spec: nothing presented as a result",
+              clitest.show(proc.stdout))
+    chk.check(b"'no-such-device-anywhere'" in proc.stderr, "bad device spec: names it",
               clitest.show(proc.stderr))
 
 

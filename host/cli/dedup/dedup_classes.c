@@ -39,7 +39,7 @@ static int cmp_member(const void *pa, const void *pb)
 static void add_collision(dd_run *r, uint32_t a, uint32_t b)
 {
     if (cli_grow((void **)&r->collisions, &r->cap_collisions, r->ncollisions + 1,
-                sizeof *r->collisions) == 0) {
+                 sizeof *r->collisions) == 0) {
         dd_collision *c = &r->collisions[r->ncollisions++];
         c->a = a;
         c->b = b;
@@ -80,15 +80,20 @@ static int same_bytes(dd_run *r, const member *a, const member *b)
     return eq;
 }
 
-/* classify_run: members m[0..n) share one SHA-1: each joins the first
- * earlier class whose bytes it has, else starts a new one. */
+/* classify_run: members m[0..n) share one SHA-1: each joins the earlier
+ * class whose bytes it has, else starts a new one; a collision is a pair
+ * of distinct contents, so it is recorded when a member starts a class,
+ * once for each earlier class (a copy of a content already met joins
+ * that class and adds none). */
 static void classify_run(dd_run *r, member *m, size_t n)
 {
     size_t nreps = 0; /* class representatives are moved to m[0..nreps) */
+    uint32_t *differ = malloc((n ? n : 1) * sizeof *differ);
     for (size_t i = 0; i < n; i++) {
         if (r->inodes[m[i].inode].state != DD_ALIVE)
             continue;
         int joined = 0;
+        size_t ndiffer = 0;
         for (size_t j = 0; j < nreps && !joined; j++) {
             if (r->inodes[m[j].inode].state != DD_ALIVE)
                 continue;
@@ -97,16 +102,21 @@ static void classify_run(dd_run *r, member *m, size_t n)
                 r->inodes[m[i].inode].cls = r->inodes[m[j].inode].cls;
                 joined = 1;
             } else if (eq == 0) {
-                add_collision(r, m[j].inode, m[i].inode);
+                if (differ != NULL)
+                    differ[ndiffer++] = m[j].inode;
             } else if (r->inodes[m[i].inode].state != DD_ALIVE) {
                 joined = 1; /* it failed: out */
             }
         }
-        if (!joined) {
-            r->inodes[m[i].inode].cls = m[i].inode;
-            m[nreps++] = m[i];
-        }
+        if (joined)
+            continue;
+        for (size_t k = 0; k < ndiffer; k++)
+            if (r->inodes[differ[k]].state == DD_ALIVE)
+                add_collision(r, differ[k], m[i].inode);
+        r->inodes[m[i].inode].cls = m[i].inode;
+        m[nreps++] = m[i];
     }
+    free(differ);
 }
 
 /* dd_classify: inodes of one size, every one hashed whole (or failed), with

@@ -1,7 +1,10 @@
 /*
  * dedup_scan.c - the scan of `hashbatch dedup`: walks the roots (walk.c),
  * keeps each regular file that passes the size filters, reports what is
- * skipped, and folds paths of one (dev, ino) into one inode.
+ * skipped, and folds paths of one (dev, ino) into one inode. The walk
+ * reports each directory entry once (walk_opts.once), so repeated or
+ * overlapping arguments neither count a file twice nor make it look like
+ * a hard link of itself.
  *
  * Owns: the path arena, the path and inode tables, and reporting of
  * skipped entries (one stderr line each, counted for the exit status).
@@ -152,7 +155,8 @@ static int cmp_by_inode(const void *pa, const void *pb)
 }
 
 /* same_path_before: does path i repeat a path already in this inode's
- * list (the same name reached twice, from overlapping arguments)? */
+ * list? The walk reports each directory entry once, but with -L one path
+ * can still be reached twice through links (dedup -L DIR/link DIR). */
 static int same_path_before(const dd_run *r, const uint32_t *list, size_t n, uint32_t i)
 {
     for (size_t j = 0; j < n; j++)
@@ -161,7 +165,8 @@ static int same_path_before(const dd_run *r, const uint32_t *list, size_t n, uin
     return 0;
 }
 
-/* build_inodes: folds the paths into inodes. Returns 0 or ENOMEM. */
+/* build_inodes: folds the paths into inodes (a repeated path counts as
+ * scanned once). Returns 0 or ENOMEM. */
 static int build_inodes(dd_run *r, const dd_seen *seen)
 {
     size_t n = r->npaths;
@@ -190,8 +195,10 @@ static int build_inodes(dd_run *r, const dd_seen *seen)
         k->cls = (uint32_t)r->ninodes;
         size_t j = i;
         for (; j < n && seen[idx[j]].dev == s->dev && seen[idx[j]].ino == s->ino; j++) {
-            if (same_path_before(r, r->by_inode + k->first, out - k->first, idx[j]))
+            if (same_path_before(r, r->by_inode + k->first, out - k->first, idx[j])) {
+                r->scanned--;
                 continue;
+            }
             r->paths[idx[j]].inode = (uint32_t)r->ninodes;
             r->by_inode[out++] = idx[j];
         }
@@ -211,6 +218,7 @@ int dd_scan(dd_run *r, char *const *roots, size_t n)
     walk_opts wo;
     walk_opts_init(&wo);
     wo.follow_symlinks = r->o->follow_symlinks;
+    wo.once = 1; /* a file reached twice (DIR DIR, DIR DIR/sub) is one path */
     progress_stage(r->meter, "scanning", 0, 0);
     int rc = walk_paths(roots, n, &wo, on_entry, &c);
     if (rc == 0 && !c.nomem)
