@@ -16,10 +16,6 @@ module HashbatchTestHelper
     Digest::SHA1.digest(str)
   end
 
-  def monotonic
-    Process.clock_gettime(Process::CLOCK_MONOTONIC)
-  end
-
   # Messages of every kind the suite checks: empty, small, around the
   # 64-byte block and its 55/56-byte padding edge, large, random binary,
   # and non-ASCII text in a few encodings.
@@ -35,55 +31,38 @@ module HashbatchTestHelper
     msgs
   end
 
-  # Runs a thread that counts while the block runs on this thread. Returns
-  # a Hash: :ticks, :took (seconds), :ticker_cpu (CPU seconds the ticker
-  # used meanwhile) and :other_cpu (CPU seconds every other thread of the
-  # process used: the hashing). The ratio of the two CPU times shows
-  # whether the ticker could run while the hash ran: threads of one
-  # process get equal shares from the kernel however loaded the machine
-  # is, unless one of them waits for the GVL. (Wall-clock gaps would
-  # not: a loaded machine starves the ticker for whole time slices.)
-  def with_ticker
-    state = { ticks: 0, cpu: 0.0, run: true }
-    ticker = Thread.new do
-      while state[:run]
-        state[:cpu] = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
-        state[:ticks] += 1
-      end
+  PROBES = Hashbatch::Testing
+
+  # Runs the block with the GVL probe at site armed (Hashbatch::Testing,
+  # testing.c) and a thread that releases it once a thread waits there;
+  # returns the probe's outcome: :seen (a Ruby thread ran while a thread
+  # stood at site: the GVL was released there), :missed (it was held: the
+  # releasing thread could not run for timeout seconds) or :armed (the block
+  # never got there). No clock or CPU share is judged.
+  def gvl_probe(site, timeout = 30)
+    PROBES.arm_gvl_probe(site, timeout)
+    releaser = Thread.new do
+      sleep 0.001 until PROBES.gvl_probe(site) == :waiting
+      PROBES.release_gvl_probe(site)
     end
-    sleep 0.05 until state[:ticks] > 1000
-    Thread.pass # start the block with a fresh time slice: no switch before it
-    ticks0 = state[:ticks]
-    cpu0 = state[:cpu]
-    proc0 = Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)
-    t0 = monotonic
     yield
-    took = monotonic - t0
-    proc1 = Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)
-    ticker_cpu = state[:cpu] - cpu0
-    { ticks: state[:ticks] - ticks0, took: took, ticker_cpu: ticker_cpu,
-      other_cpu: proc1 - proc0 - ticker_cpu }
+    PROBES.gvl_probe(site)
   ensure
-    state[:run] = false
-    ticker&.join
+    releaser&.kill&.join
+    PROBES.disarm_gvl_probe(site)
   end
 
-  # ticker_cpu / other_cpu of r, and a description for messages.
-  def cpu_ratio(r)
-    [r[:ticker_cpu] / [r[:other_cpu], 1e-6].max,
-     format("ticker %.3f CPU s, hashing %.3f CPU s, %.3f s, %d ticks",
-            r[:ticker_cpu], r[:other_cpu], r[:took], r[:ticks])]
-  end
-
-  # Best (highest ticker share) of up to `tries` runs of with_ticker,
-  # stopping at the first over `enough`: noise only lowers the share.
-  def best_ticker_share(tries = 3, enough = 0.5, &block)
-    best = nil
-    tries.times do
-      ratio = cpu_ratio(with_ticker(&block))
-      best = ratio if best.nil? || ratio[0] > best[0]
-      break if ratio[0] >= enough
+  # Arms the probe at site without a releaser, runs the block (which should
+  # make a thread stop there), and waits until a thread waits at site;
+  # returns what the block returned. The thread stays there until released,
+  # interrupted or timeout seconds pass; disarm_gvl_probe lets it go.
+  def stop_at_probe(site, timeout = 30)
+    PROBES.arm_gvl_probe(site, timeout)
+    r = yield
+    until PROBES.gvl_probe(site) == :waiting
+      flunk "nothing stopped at the #{site} probe (#{PROBES.gvl_probe(site)})" unless PROBES.gvl_probe(site) == :armed
+      sleep 0.001
     end
-    best
+    r
   end
 end

@@ -149,6 +149,27 @@ class TestBatches < Minitest::Test
     assert_raises(ArgumentError) { engines.first.submit(["a"]).wait(-1) }
   end
 
+  # The library bounds cpu_threads (1024 in config.c); the gem states no
+  # bound of its own (it said 0..4096) but passes the library's message on.
+  def test_cpu_threads_bound_is_the_librarys
+    [1025, 5000].each do |n|
+      err = assert_raises(ArgumentError, "cpu_threads: #{n}") { Hashbatch::Engine.new(backend: "cpu", cpu_threads: n) }
+      assert_match(/cpu_threads/, err.message)
+      assert_match(/\b1024\b/, err.message, "cpu_threads: #{n} should name the library's bound")
+      refute_match(/4096/, err.message)
+    end
+    [-1, 1 << 40].each do |n|
+      err = assert_raises(ArgumentError) { Hashbatch::Engine.new(backend: "cpu", cpu_threads: n) }
+      assert_match(/cpu_threads/, err.message)
+      refute_match(/4096/, err.message)
+    end
+    assert_raises(TypeError) { Hashbatch::Engine.new(backend: "cpu", cpu_threads: "2") }
+    Hashbatch::Engine.open(backend: "cpu", cpu_threads: 3) do |e|
+      assert_match(/3 threads/, e.describe)
+      assert_equal [oracle_hex("three")], e.hexdigest_many(["three"])
+    end
+  end
+
   def test_a_failed_batch_does_not_leave_strings_locked
     s = +"unlocked afterwards" * 100
     assert_raises(TypeError) { Hashbatch.sha1_many([s, nil]) }

@@ -39,6 +39,14 @@ class TestFiles < Minitest::Test
     e&.close
   end
 
+  # The wait for a files job is without the GVL (testing.c's probe: a Ruby
+  # thread ran while the waiter stood there).
+  def test_file_digests_release_the_gvl
+    got = nil
+    assert_equal :seen, gvl_probe(:files_wait) { got = Hashbatch.file_digests(@paths, hex: true) }
+    assert_equal sha1sum(@paths), got
+  end
+
   def test_errors_name_the_path_and_cause
     missing = File.join(@dir, "missing")
     err = assert_raises(Hashbatch::FileError) { Hashbatch.file_digests([@paths[0], missing]) }

@@ -8,31 +8,34 @@ require_relative "helper"
 class TestSafety < Minitest::Test
   include HashbatchTestHelper
 
-  # Runs hashing in a thread while this thread rewrites one byte of s with
-  # its own value (a no-op if it were allowed) until that raises; returns
-  # [the error, what the thread returned].
-  def mutate_while(s)
-    th = Thread.new { yield }
-    err = nil
-    deadline = monotonic + 30
-    until err || !th.alive? || monotonic > deadline
-      begin
-        s.setbyte(0, s.getbyte(0))
-      rescue RuntimeError => e
-        err = e
-      end
+  # Runs the block (hashing s) in a thread, which the GVL probe at site
+  # stops while it reads s without the GVL; right then this thread rewrites
+  # one byte of s with its own value (a no-op, were it allowed), then lets
+  # the hashing go on. Returns [the error the write raised (nil: none),
+  # what the thread returned]. No timing: the write always lands while the
+  # string is being read.
+  def mutate_while(site, s, &block)
+    th = stop_at_probe(site) { Thread.new(&block) }
+    err = begin
+      s.setbyte(0, s.getbyte(0))
+      nil
+    rescue RuntimeError => e
+      e
     end
+    PROBES.release_gvl_probe(site)
     [err, th.value]
+  ensure
+    PROBES.disarm_gvl_probe(site)
   end
 
   def fresh_big
-    "m" * (128 << 20) # not frozen, 128 MiB
+    "m" * (4 << 20) # not frozen, 4 MiB: past the size always hashed without the GVL
   end
 
   def test_mutating_a_string_hashed_by_sha1_raises
     s = fresh_big
     want = oracle(s)
-    err, got = mutate_while(s) { Hashbatch::SHA1.digest(s) }
+    err, got = mutate_while(:sha1_update, s) { Hashbatch::SHA1.digest(s) }
     refute_nil err, "no writer was refused while the string was hashed"
     assert_match(/locked/, err.message)
     assert_equal want, got
@@ -42,7 +45,7 @@ class TestSafety < Minitest::Test
   def test_mutating_a_string_in_an_update_raises
     s = fresh_big
     d = Hashbatch::SHA1.new
-    err, = mutate_while(s) { d.update(s) }
+    err, = mutate_while(:sha1_update, s) { d.update(s) }
     refute_nil err
     assert_equal oracle(s), d.digest
     s.clear
@@ -51,7 +54,7 @@ class TestSafety < Minitest::Test
   def test_mutating_a_string_in_a_batch_raises
     s = fresh_big
     want = oracle(s)
-    err, got = mutate_while(s) { Hashbatch.sha1_many(["a", s, "b"]) }
+    err, got = mutate_while(:batch_wait, s) { Hashbatch.sha1_many(["a", s, "b"]) }
     refute_nil err
     assert_match(/locked/, err.message)
     assert_equal [oracle("a"), want, oracle("b")], got
@@ -85,20 +88,26 @@ class TestSafety < Minitest::Test
     msgs = Array.new(20_000) { rng.bytes(rng.rand(0..22)) + +"" }
     want = msgs.map { |m| oracle(m) }
     stop = false
+    compactions = 0
     compactor = Thread.new do
-      n = 0
       until stop
         GC.compact
-        n += 1
+        compactions += 1
       end
-      n
     end
-    10.times { assert_equal want, Hashbatch.sha1_many(msgs) }
+    # batches until the compactor has compacted a few times meanwhile (it
+    # runs while the batches are waited for without the GVL), at least 10
+    rounds = 0
+    until rounds >= 10 && compactions >= 3
+      flunk "only #{compactions} compactions in 1000 batches" if rounds >= 1000
+      assert_equal want, Hashbatch.sha1_many(msgs)
+      rounds += 1
+    end
     e = Hashbatch::Engine.new(backend: "cpu")
     jobs = Array.new(5) { e.submit(msgs) }
     jobs.each { |j| assert_equal want, j.value }
     stop = true
-    assert_operator compactor.value, :>=, 1
+    compactor.join
   ensure
     stop = true
     e&.close

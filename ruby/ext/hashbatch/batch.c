@@ -16,7 +16,10 @@
  *    into the batch besides (batch_point).
  *  - The hb_job is freed (hb_job_free cancels an unfinished one and returns
  *    once the engine no longer reads the strings) before they are
- *    unlocked, and only in the process that opened the engine.
+ *    unlocked, and only in the process that opened the engine. The cancel
+ *    of an abandoned batch runs without the GVL (the engine may need a
+ *    while to let go of a long message), except from the GC's free
+ *    function.
  * Must not: wait for the job (batch_wait.c does), or hash.
  */
 #include "engine_parts.h"
@@ -32,16 +35,57 @@ static void batch_mark(void *p)
     rb_gc_mark(b->result);
 }
 
+typedef struct {
+    batch *b;
+    int free_job; /* hb_job_free (cancels first) rather than hb_job_cancel */
+    int ran;
+} cancel_arg;
+
+/* cancel_nogvl: cancels the unfinished job, and frees it if asked; the
+ * library returns once the engine no longer reads its messages. Needs no
+ * GVL; the read lock keeps hb_engine_close out meanwhile. */
+static void *cancel_nogvl(void *p)
+{
+    cancel_arg *a = p;
+    engine_ref *r = a->b->eng;
+    a->ran = 1;
+    hb_ext_probe(HB_PROBE_BATCH_CANCEL, NULL);
+    pthread_rwlock_rdlock(&r->lock);
+    if (a->free_job)
+        hb_job_free(a->b->job);
+    else
+        hb_job_cancel(a->b->job);
+    pthread_rwlock_unlock(&r->lock);
+    return NULL;
+}
+
+/* cancel_released: cancel_nogvl with the GVL released, so other threads
+ * run while the engine finishes what its workers hold; holding it when an
+ * interrupt is already pending (rb_nogvl then runs nothing). Never
+ * raises: it may run in an ensure. */
+static void cancel_released(batch *b, int free_job)
+{
+    cancel_arg a = {b, free_job, 0};
+    rb_nogvl(cancel_nogvl, &a, NULL, NULL, RB_NOGVL_INTR_FAIL);
+    if (!a.ran)
+        cancel_nogvl(&a);
+}
+
 /* batch_drop_job: cancels (if unfinished) and frees the hb_job; only in
- * the process that opened the engine. */
-static void batch_drop_job(batch *b)
+ * the process that opened the engine. release_gvl: cancel without the
+ * GVL (not from a GC free function, where the GVL must stay held). */
+static void batch_drop_job(batch *b, int release_gvl)
 {
     if (b->job == NULL)
         return;
     if (b->eng->pid == getpid()) {
-        pthread_rwlock_rdlock(&b->eng->lock);
-        hb_job_free(b->job);
-        pthread_rwlock_unlock(&b->eng->lock);
+        if (!b->finished && release_gvl) {
+            cancel_released(b, 1);
+        } else {
+            pthread_rwlock_rdlock(&b->eng->lock);
+            hb_job_free(b->job);
+            pthread_rwlock_unlock(&b->eng->lock);
+        }
     }
     b->job = NULL;
 }
@@ -49,7 +93,7 @@ static void batch_drop_job(batch *b)
 static void batch_free(void *p)
 {
     batch *b = p;
-    batch_drop_job(b);
+    batch_drop_job(b, 0);
     hb_ext_engine_ref_unref(b->eng);
     ruby_xfree(b->msgs);
     ruby_xfree(b->out);
@@ -171,14 +215,25 @@ void hb_ext_batch_submit(batch *b)
         hb_ext_raise(st, r->e, "Hashbatch: submitting a batch");
 }
 
-/* Holds the GVL, as hb_job_cancel waits only for work already on a
- * worker. */
+/* An unfinished job is cancelled without the GVL: the library returns as
+ * soon as its workers let go of the messages. */
 void hb_ext_batch_release(batch *b)
 {
-    batch_drop_job(b);
+    batch_drop_job(b, 1);
     while (b->nlocked > 0)
         hb_str_release(b->locked[--b->nlocked]);
     b->nstrs = 0;
+}
+
+void hb_ext_batch_cancel(batch *b)
+{
+    if (b->finished || b->job == NULL || b->eng->pid != getpid())
+        return;
+    b->waiters++; /* no other thread frees the job meanwhile */
+    cancel_released(b, 0);
+    b->waiters--;
+    b->status = hb_job_wait(b->job, 0);
+    b->finished = 1;
 }
 
 VALUE hb_ext_batch_result(batch *b)

@@ -36,6 +36,7 @@ static void *wait_nogvl(void *p)
 {
     wait_arg *w = p;
     w->st = HB_ERR_TIMEOUT;
+    hb_ext_probe(HB_PROBE_BATCH_WAIT, &w->interrupted);
     while (!w->interrupted) {
         int64_t slice = WAIT_SLICE_NS;
         if (w->deadline_ns >= 0) {

@@ -2,7 +2,8 @@
  * engine.c - Hashbatch::Engine: an engine of the caller's own.
  *
  * Owns: the Engine class: opening one from keywords (backend, device,
- * verify, cpu_threads), its methods (sha1_many, hexdigest_many, submit,
+ * verify, cpu_threads; the library validates their values, and its
+ * message is the ArgumentError's), its methods (sha1_many, hexdigest_many, submit,
  * file_digests, stats, devices, describe, backend, close, closed?), and
  * closing it without the GVL (batches still on it finish first).
  * Must not: hash, wait or lock strings itself (sync.c, job.c and batch.c
@@ -10,6 +11,7 @@
  */
 #include "engine_parts.h"
 
+#include <limits.h>
 #include <string.h>
 
 static VALUE cEngine;
@@ -58,6 +60,22 @@ static const char *kw_string(VALUE v, const char *name)
     return StringValueCStr(v);
 }
 
+/* cpu_threads_value: the cpu_threads keyword as hb_config holds it. The
+ * upper bound is the library's: hb_engine_open rejects a count above it
+ * with a message naming it (hb_ext_open_engine raises that as an
+ * ArgumentError), so none is stated here. */
+static unsigned cpu_threads_value(VALUE v)
+{
+    long t = NUM2LONG(v);
+    if (t < 0)
+        rb_raise(rb_eArgError,
+                 "Hashbatch::Engine.new: cpu_threads must be >= 0 (0: one per core), got %ld", t);
+    if ((unsigned long)t > UINT_MAX)
+        rb_raise(rb_eArgError,
+                 "Hashbatch::Engine.new: cpu_threads %ld does not fit in an unsigned int", t);
+    return (unsigned)t;
+}
+
 /* initialize(backend: nil, device: nil, verify: nil, cpu_threads: nil).
  * With no keyword at all, HASHBATCH_BACKEND/DEVICE/VERIFY apply. */
 static VALUE engine_initialize(int argc, VALUE *argv, VALUE self)
@@ -82,13 +100,8 @@ static VALUE engine_initialize(int argc, VALUE *argv, VALUE self)
         rb_raise(rb_eArgError,
                  "Hashbatch::Engine.new: unknown verify mode \"%s\" (expected off, sample or full)",
                  verify);
-    if (vals[3] != Qundef && !NIL_P(vals[3])) {
-        long t = NUM2LONG(vals[3]);
-        if (t < 0 || t > 4096)
-            rb_raise(rb_eArgError, "Hashbatch::Engine.new: cpu_threads must be 0..4096, got %ld",
-                     t);
-        cfg.cpu_threads = (unsigned)t;
-    }
+    if (vals[3] != Qundef && !NIL_P(vals[3]))
+        cfg.cpu_threads = cpu_threads_value(vals[3]);
     cfg.device = device;
     if (backend || device || verify)
         cfg.use_environment = 0;

@@ -49,7 +49,9 @@ typedef struct {
 } engine_ref;
 
 /* hb_ext_open_engine: opens an engine with cfg (made fork-safe first)
- * without the GVL; raises the mapped error on failure. */
+ * without the GVL; raises the mapped error on failure: an ArgumentError
+ * with the library's text for a value it rejects (HB_ERR_INVALID_ARGUMENT),
+ * else the Hashbatch::Error subclass for the status. */
 hb_engine *hb_ext_open_engine(hb_config *cfg);
 /* hb_ext_engine_ref_new: a reference (count 1) around e, opened with cfg. */
 engine_ref *hb_ext_engine_ref_new(hb_engine *e, const hb_config *cfg);
@@ -97,8 +99,13 @@ void hb_ext_batch_fill(batch *b, VALUE ary, int lock);
 /* hb_ext_batch_submit: hands the batch to the engine; raises on failure. */
 void hb_ext_batch_submit(batch *b);
 /* hb_ext_batch_release: the engine is done with the strings (finished,
- * or cancelled here): unlock them and let them go. */
+ * or cancelled here, without the GVL): unlock them and let them go. Never
+ * raises: it runs in ensures. */
 void hb_ext_batch_release(batch *b);
+/* hb_ext_batch_cancel: stops an unfinished job, without the GVL, and
+ * records its outcome (HB_ERR_CANCELLED, or HB_OK if it had finished);
+ * only in the process that opened the engine. Never raises. */
+void hb_ext_batch_cancel(batch *b);
 /* hb_ext_batch_result: the digests as an Array (binary or hex strings);
  * raises the job's error if it did not succeed. */
 VALUE hb_ext_batch_result(batch *b);

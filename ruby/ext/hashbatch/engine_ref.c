@@ -108,6 +108,8 @@ hb_engine *hb_ext_open_engine(hb_config *cfg)
     rb_nogvl(open_nogvl, &a, NULL, NULL, RB_NOGVL_INTR_FAIL);
     if (!a.ran)
         open_nogvl(&a);
+    if (a.st == HB_ERR_INVALID_ARGUMENT) /* a bad value in cfg or the environment */
+        rb_raise(rb_eArgError, "Hashbatch: opening an engine: %s", a.error);
     if (a.st != HB_OK)
         hb_ext_raise_text(a.st, a.error, "Hashbatch: opening an engine");
     return a.e;

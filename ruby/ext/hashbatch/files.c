@@ -34,6 +34,7 @@ static void *files_wait_nogvl(void *p)
 {
     files_call *c = p;
     c->st = HB_ERR_TIMEOUT;
+    hb_ext_probe(HB_PROBE_FILES_WAIT, &c->interrupted);
     while (!c->interrupted && (c->st = hb_files_job_wait(c->job, FILES_SLICE_NS)) == HB_ERR_TIMEOUT)
         ;
     return NULL;

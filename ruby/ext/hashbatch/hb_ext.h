@@ -64,6 +64,21 @@ void hb_ext_init_engine(void);
 void hb_ext_init_jobs(void);
 void hb_ext_init_default_engine(void);
 
+/* testing.c: GVL probes for the gem's tests (Hashbatch::Testing). */
+typedef enum {
+    HB_PROBE_SHA1_UPDATE,  /* sha1_class.c: hashing a string without the GVL */
+    HB_PROBE_BATCH_WAIT,   /* batch_wait.c: waiting for a batch */
+    HB_PROBE_BATCH_CANCEL, /* batch.c: cancelling an abandoned batch */
+    HB_PROBE_FILES_WAIT,   /* files.c: waiting for a files job */
+    HB_PROBE_CONTROL,      /* testing.c: passed holding the GVL, on purpose */
+    HB_PROBE_SITES
+} hb_probe_site;
+void hb_ext_init_testing(void);
+/* hb_ext_probe: where the GVL is released: if the probe for site is
+ * armed, waits there for a Ruby thread's release_gvl_probe (bounded), or
+ * until *interrupted (NULL: never) becomes nonzero. Else returns at once. */
+void hb_ext_probe(hb_probe_site site, const volatile int *interrupted);
+
 /* hex.c */
 /* hb_hex40: 40 lowercase hex digits of d into out (no terminator). */
 void hb_hex40(const uint8_t d[20], char *out);

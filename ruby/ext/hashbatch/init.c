@@ -17,6 +17,7 @@ void Init_hashbatch_ext(void)
     rb_define_const(hb_mHashbatch, "LIBRARY_VERSION", rb_str_new_cstr(hb_version_string()));
     rb_define_const(hb_mHashbatch, "HEADER_VERSION", rb_str_new_cstr(HB_VERSION_STRING));
     hb_ext_init_errors();
+    hb_ext_init_testing();
     hb_ext_init_pins();
     hb_ext_init_turns();
     hb_ext_init_sha1();

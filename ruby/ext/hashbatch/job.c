@@ -70,20 +70,15 @@ static VALUE job_done_p(VALUE self)
     return b->finished ? Qtrue : Qfalse;
 }
 
-/* cancel: stops the job; value then raises Hashbatch::CancelledError
- * (unless it had finished). */
+/* cancel: stops the job (without the GVL while the engine lets go of
+ * it); value then raises Hashbatch::CancelledError (unless it had
+ * finished). */
 static VALUE job_cancel(VALUE self)
 {
     batch *b = job_get(self);
     if (b->finished || b->job == NULL)
         return self;
-    if (b->eng->pid == getpid()) {
-        pthread_rwlock_rdlock(&b->eng->lock);
-        hb_job_cancel(b->job);
-        pthread_rwlock_unlock(&b->eng->lock);
-        b->status = hb_job_wait(b->job, 0);
-        b->finished = 1;
-    }
+    hb_ext_batch_cancel(b);
     job_settle(b);
     return self;
 }

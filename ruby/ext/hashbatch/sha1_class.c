@@ -60,6 +60,7 @@ static void *update_nogvl(void *p)
     update_arg *a = p;
     if (a->turn)
         hb_turn_hashing(a->turn);
+    hb_ext_probe(HB_PROBE_SHA1_UPDATE, &a->interrupted);
     while (a->done < a->len && !a->interrupted) {
         size_t n = a->len - a->done < CHUNK ? a->len - a->done : CHUNK;
         SHA1_Update(a->ctx, a->p + a->done, n);
