@@ -12,32 +12,46 @@
 #include <stdlib.h>
 #include <string.h>
 
-static VALUE eError, eArgumentError, eNoMemoryError, eDeviceError, eNoDeviceError,
-    eBuildError, eVerifyError, eTimeoutError, eCancelledError, eClosedError, eIOError,
-    eThreadError, eInternalError, eFileError, eFileChangedError, eNotRegularFileError;
+static VALUE eError, eArgumentError, eNoMemoryError, eDeviceError, eNoDeviceError, eBuildError,
+    eVerifyError, eTimeoutError, eCancelledError, eClosedError, eIOError, eThreadError,
+    eInternalError, eFileError, eFileChangedError, eNotRegularFileError;
 
 /* status_class: the exception class for st. */
 VALUE hb_ext_error_class(hb_status st)
 {
     switch (st) {
     case HB_ERR_NULL_ARGUMENT:
-    case HB_ERR_INVALID_ARGUMENT: return eArgumentError;
-    case HB_ERR_NO_MEMORY: return eNoMemoryError;
+    case HB_ERR_INVALID_ARGUMENT:
+        return eArgumentError;
+    case HB_ERR_NO_MEMORY:
+        return eNoMemoryError;
     case HB_ERR_NO_OPENCL:
-    case HB_ERR_BAD_DEVICE_SPEC: return eNoDeviceError;
-    case HB_ERR_BUILD_FAILED: return eBuildError;
-    case HB_ERR_DEVICE: return eDeviceError;
-    case HB_ERR_VERIFY_FAILED: return eVerifyError;
-    case HB_ERR_TIMEOUT: return eTimeoutError;
-    case HB_ERR_CANCELLED: return eCancelledError;
-    case HB_ERR_CLOSED: return eClosedError;
-    case HB_ERR_IO: return eIOError;
-    case HB_ERR_THREAD: return eThreadError;
+    case HB_ERR_BAD_DEVICE_SPEC:
+        return eNoDeviceError;
+    case HB_ERR_BUILD_FAILED:
+        return eBuildError;
+    case HB_ERR_DEVICE:
+        return eDeviceError;
+    case HB_ERR_VERIFY_FAILED:
+        return eVerifyError;
+    case HB_ERR_TIMEOUT:
+        return eTimeoutError;
+    case HB_ERR_CANCELLED:
+        return eCancelledError;
+    case HB_ERR_CLOSED:
+        return eClosedError;
+    case HB_ERR_IO:
+        return eIOError;
+    case HB_ERR_THREAD:
+        return eThreadError;
 #ifdef HAVE_HB_SUBMIT_FILES
-    case HB_ERR_FILE_CHANGED: return eFileChangedError;
-    case HB_ERR_NOT_REGULAR: return eNotRegularFileError;
+    case HB_ERR_FILE_CHANGED:
+        return eFileChangedError;
+    case HB_ERR_NOT_REGULAR:
+        return eNotRegularFileError;
 #endif
-    default: return eInternalError;
+    default:
+        return eInternalError;
     }
 }
 
@@ -92,8 +106,7 @@ void hb_ext_raise_text(hb_status st, const char *detail, const char *what)
 static void define_status_constants(void)
 {
     VALUE mStatus = rb_define_module_under(hb_mHashbatch, "Status");
-#define HB_EXT_STATUS_CONST_(name, value, text) \
-    rb_define_const(mStatus, #name + 3, INT2NUM(value));
+#define HB_EXT_STATUS_CONST_(name, value, text) rb_define_const(mStatus, #name + 3, INT2NUM(value));
     HB_STATUS_LIST(HB_EXT_STATUS_CONST_)
 #undef HB_EXT_STATUS_CONST_
 }

@@ -50,7 +50,7 @@ typedef struct {
     size_t len;
     size_t done;
     volatile int interrupted;
-    uint64_t turn;    /* hashed in this thread's turn (turns.c): its id */
+    uint64_t turn; /* hashed in this thread's turn (turns.c): its id */
 } update_arg;
 
 /* update_nogvl: hashes the rest of a->p in chunks until done or told to
@@ -77,11 +77,11 @@ static void update_ubf(void *p)
 }
 
 typedef struct {
-    VALUE str;        /* what is read: the caller's string or a copy */
-    int locked;       /* str is locked (hb_str_hold) */
+    VALUE str;  /* what is read: the caller's string or a copy */
+    int locked; /* str is locked (hb_str_hold) */
     SHA_CTX *ctx;
-    SHA_CTX saved;    /* restored if an interrupt abandons the update */
-    uint64_t turn;    /* hashed in this thread's turn: its id */
+    SHA_CTX saved; /* restored if an interrupt abandons the update */
+    uint64_t turn; /* hashed in this thread's turn: its id */
     int complete;
 } locked_update;
 
@@ -90,8 +90,9 @@ typedef struct {
 static VALUE locked_update_body(VALUE p)
 {
     locked_update *lu = (locked_update *)p;
-    update_arg a = {lu->ctx, (const unsigned char *)RSTRING_PTR(lu->str),
-                    (size_t)RSTRING_LEN(lu->str), 0, 0, lu->turn};
+    update_arg a = {
+        lu->ctx, (const unsigned char *)RSTRING_PTR(lu->str), (size_t)RSTRING_LEN(lu->str), 0, 0,
+        lu->turn};
     int big = RSTRING_LEN(lu->str) >= BIG_INPUT;
     while (a.done < a.len) {
         a.interrupted = 0;
@@ -167,7 +168,9 @@ static VALUE sha1_initialize_copy(VALUE self, VALUE other)
     rb_check_frozen(self);
     sha1_obj *dst = get_idle(self);
     if (!rb_typeddata_is_kind_of(other, &sha1_type))
-        rb_raise(rb_eTypeError, "Hashbatch::SHA1 can only be copied from another Hashbatch::SHA1 (got %" PRIsVALUE ")",
+        rb_raise(rb_eTypeError,
+                 "Hashbatch::SHA1 can only be copied from another Hashbatch::SHA1 (got %" PRIsVALUE
+                 ")",
                  rb_obj_class(other));
     dst->ctx = get_idle(other)->ctx;
     return self;

@@ -35,10 +35,10 @@
 #include <unistd.h>
 
 #define TURNS_MAX 1024
-#define TURN_SLICE_NS 50000000ull  /* 50 ms (Ruby: 100 ms); each switch costs ~0.2 ms */
-#define TURN_IDLE_NS 1000000ull    /* 1 ms without a hash: the turn is free */
+#define TURN_SLICE_NS 50000000ull   /* 50 ms (Ruby: 100 ms); each switch costs ~0.2 ms */
+#define TURN_IDLE_NS 1000000ull     /* 1 ms without a hash: the turn is free */
 #define WAIT_BACKSTOP_NS 5000000ull /* a waiter looks for idle turns itself */
-#define HANDOFF_SPIN_NS 20000ull   /* a Ruby step between hashes: < 1 us */
+#define HANDOFF_SPIN_NS 20000ull    /* a Ruby step between hashes: < 1 us */
 
 /* A turn's fields change under turn_lock; its owner reads them without
  * it, to keep its turn without locking on every call. */
@@ -52,7 +52,7 @@ static turn turns[TURNS_MAX];
 static long turn_count = 1;
 static atomic_int waiting;
 static atomic_long waits_total, yields_total; /* for gvl_stats */
-static _Atomic uint64_t nudged_ns; /* when a holder last woke the waiters */
+static _Atomic uint64_t nudged_ns;            /* when a holder last woke the waiters */
 static pthread_mutex_t turn_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t turn_freed; /* on CLOCK_MONOTONIC: init_turn_freed */
 
