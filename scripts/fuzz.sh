@@ -8,8 +8,10 @@
 # Usage: scripts/fuzz.sh [SECONDS]
 # Env:   HB_FUZZ_BUILD   build folder (default build-fuzz/ in the repository)
 #        HB_FUZZ_JOBS    targets run at once (default: the number of cores)
+#        HB_FUZZ_TARGETS only these targets (e.g. "fuzz_plan fuzz_batch");
+#                        default: every tests/fuzz/fuzz_*.c
 #        HB_FUZZ_ARGS    more libFuzzer options for every target, e.g.
-#                        "-jobs=4 -workers=4" or "-max_len=65536"
+#                        "-fork=4" (4 processes per target) or "-max_len=65536"
 # Exit status: 0 when no target failed; 1 when one crashed, leaked, hung or
 # ran out of memory: the script names the target and the input, and copies
 # the input into tests/fuzz/crashes/<name>/, where the replay test of the
@@ -40,9 +42,13 @@ cmake -S "$root" -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWith
 # The targets CMake made (one needing a library that does not exist yet is
 # left out there, and says so in the configure log).
 available=$(cmake --build "$build" --target help)
-targets=()
+wanted=()
 for src in "$root"/tests/fuzz/fuzz_*.c; do
-  t=$(basename "$src" .c)
+  wanted+=("$(basename "$src" .c)")
+done
+[ -n "${HB_FUZZ_TARGETS:-}" ] && read -r -a wanted <<<"$HB_FUZZ_TARGETS"
+targets=()
+for t in "${wanted[@]}"; do
   if grep -qw -- "$t" <<<"$available"; then
     targets+=("$t")
   else
@@ -50,6 +56,10 @@ for src in "$root"/tests/fuzz/fuzz_*.c; do
   fi
 done
 ((${#targets[@]})) || { echo "fuzz.sh: no fuzz targets" >&2; exit 1; }
+for t in "${targets[@]}"; do
+  [ -d "$root/tests/fuzz/corpus/${t#fuzz_}" ] && [ -n "$(ls -A "$root/tests/fuzz/corpus/${t#fuzz_}")" ] ||
+    { echo "fuzz.sh: $t has no seed corpus in tests/fuzz/corpus/${t#fuzz_}/" >&2; exit 1; }
+done
 echo "== fuzz.sh: building ${targets[*]}"
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >"$build/build.log" 2>&1 ||
   { tail -n 40 "$build/build.log" >&2; exit 1; }
@@ -79,10 +89,6 @@ run_target() {
   echo "$rc" >"$work/rc"
 }
 
-for t in "${targets[@]}"; do
-  [ -d "$root/tests/fuzz/corpus/${t#fuzz_}" ] && [ -n "$(ls -A "$root/tests/fuzz/corpus/${t#fuzz_}")" ] ||
-    { echo "fuzz.sh: $t has no seed corpus in tests/fuzz/corpus/${t#fuzz_}/" >&2; exit 1; }
-done
 echo "== fuzz.sh: running ${#targets[@]} targets for ${seconds}s each, $jobs at a time"
 running=0
 for t in "${targets[@]}"; do
