@@ -5,8 +5,8 @@
  * "..." when it holds a ' and nothing special inside double quotes), and
  * unprintable bytes become $'\n', $'\377' segments.
  *
- * Owns: that quoting. Must not: be used for sha1sum's output lines, whose
- * escaping is a different rule (sum_format.c).
+ * Owns: that quoting. Must not: be used for sha1sum's output lines or
+ * JSON, whose escaping is a different rule (name_escape.c).
  */
 #include <stdio.h>
 #include <string.h>
