@@ -60,9 +60,8 @@ def check_against_oracles(chk, exe, root, backend):
 def check_collisions(chk, exe, root, made, proc):
     """The collision pairs: warned about with both names and the digest,
     never grouped; the real copy of shattered-1 is grouped."""
-    if not made["collisions"]:
-        print("NOTE: no collision test data at %s: collision checks skipped" % dc.COLLISIONS)
-        return
+    chk.check(len(made["collisions"]) == 4, "the tree holds both collision pairs",
+              repr(made["collisions"]))
     groups = dc.parse_zero(proc.stdout)
     col = {os.path.basename(p): p for p in made["collisions"]}
     pairs = [(col[b"shattered-1.pdf"], col[b"shattered-2.pdf"]),
@@ -156,9 +155,8 @@ def check_json_csv(chk, exe, root, zero_out):
     bad = [f for g in doc["groups"] for f in g["files"] if "path_hex" in f]
     chk.check(len(bad) == 1 and b"\xff" in bytes.fromhex(bad[0]["path_hex"]),
               "--json: the invalid UTF-8 name carries path_hex")
-    if os.path.isdir(dc.COLLISIONS):
-        chk.check(len(doc["collisions"]) == 2, "--json lists both collisions",
-                  repr(doc["collisions"]))
+    chk.check(len(doc["collisions"]) == 2, "--json lists both collisions",
+              repr(doc["collisions"]))
     proc = dedup(exe, ["--csv", "-q", "--backend", "cpu", root])
     chk.status(proc, 0, "--csv")
     header, rows, cgroups = dc.parse_csv(proc.stdout)
