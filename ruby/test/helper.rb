@@ -56,11 +56,14 @@ module HashbatchTestHelper
   # make a thread stop there), and waits until a thread waits at site;
   # returns what the block returned. The thread stays there until released,
   # interrupted or timeout seconds pass; disarm_gvl_probe lets it go.
+  # (The 120 s only guards against a hang.)
   def stop_at_probe(site, timeout = 30)
     PROBES.arm_gvl_probe(site, timeout)
     r = yield
-    until PROBES.gvl_probe(site) == :waiting
-      flunk "nothing stopped at the #{site} probe (#{PROBES.gvl_probe(site)})" unless PROBES.gvl_probe(site) == :armed
+    give_up = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 120
+    until (state = PROBES.gvl_probe(site)) == :waiting
+      flunk "nothing stopped at the #{site} probe (#{state})" unless state == :armed
+      flunk "nothing came to the #{site} probe in 120 s" if Process.clock_gettime(Process::CLOCK_MONOTONIC) > give_up
       sleep 0.001
     end
     r

@@ -31,14 +31,38 @@ class TestTurns < Minitest::Test
     threads.map { |t| t.join(60) ? t.value : flunk("a hashing thread did not finish in 60 s") }
   end
 
-  def test_more_threads_than_turns_wait_and_all_digests_are_right
+  # (Whether these threads overlap, and so wait, depends on scheduling:
+  # the next test makes one wait on purpose.)
+  def test_more_threads_than_turns_all_digests_are_right
     Hashbatch::SHA1.gvl_slots = 1
     sets = Array.new(4) { |i| strings(400, i) }
-    waits0 = Hashbatch::SHA1.gvl_stats[:turn_waits]
     got = hash_in_threads(sets)
     sets.each_with_index { |set, i| assert_equal set.map { |s| oracle_hex(s) }, got[i], "thread #{i}" }
-    assert_operator Hashbatch::SHA1.gvl_stats[:turn_waits], :>, waits0,
-                    "four threads hashed with one turn and none waited for it"
+  end
+
+  # Thread A stands at the GVL probe while it holds the only turn, then
+  # kept from going idle (Hashbatch::Testing.turn_idle_ns), so thread B
+  # must wait for a turn; once A's turn may go idle again and A is let go,
+  # B takes it. Deterministic: nothing depends on how threads are scheduled.
+  def test_a_thread_waits_for_the_turn_another_holds
+    Hashbatch::SHA1.gvl_slots = 1
+    a_str, b_str = strings(2, 70)
+    a = stop_at_probe(:sha1_update) { Thread.new { Hashbatch::SHA1.hexdigest(a_str) } }
+    PROBES.turn_idle_ns = 600 * 10**9 # only now: A may have waited for a dead thread's turn to go idle
+    waits0 = Hashbatch::SHA1.gvl_stats[:turn_waits]
+    b = Thread.new { Hashbatch::SHA1.hexdigest(b_str) }
+    sleep 0.001 until Hashbatch::SHA1.gvl_stats[:turn_waits] > waits0 || !b.alive?
+    assert b.alive?, "B hashed while A held the only turn"
+    assert_equal waits0 + 1, Hashbatch::SHA1.gvl_stats[:turn_waits]
+    sleep 0.05 # B looks for a turn every 5 ms meanwhile; however long this is, it must find none
+    assert b.alive?, "B took the turn A holds"
+    PROBES.turn_idle_ns = nil
+    PROBES.release_gvl_probe(:sha1_update)
+    assert_equal oracle_hex(a_str), a.value
+    assert_equal oracle_hex(b_str), b.value
+  ensure
+    PROBES.turn_idle_ns = nil
+    PROBES.disarm_gvl_probe(:sha1_update)
   end
 
   def test_as_many_turns_as_threads_nobody_waits

@@ -56,6 +56,10 @@ long hb_turns(void);
  * how often a holder gave its turn up at the end of its slice. */
 void hb_turn_stats(long *waits, long *yields);
 void hb_turns_set(long n); /* raises ArgumentError when out of range */
+/* For the gem's tests only (Hashbatch::Testing.turn_idle_ns=): how long a
+ * turn unused stays its holder's (0: the default, TURN_IDLE_NS). */
+void hb_turns_set_idle_ns_for_test(uint64_t ns);
+uint64_t hb_turns_idle_ns(void);
 
 /* Hashbatch::Engine, Hashbatch::Job and the default engine: the files
  * engine_parts.h lists (engine.c, job.c, default_engine.c and those

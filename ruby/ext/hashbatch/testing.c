@@ -14,6 +14,8 @@
  * :interrupted. A disarmed probe costs one atomic load.
  * Outcomes (gvl_probe(site)): :idle (never armed), :armed (no thread came
  * by), :waiting, :seen, :missed, :interrupted.
+ * Also turn_idle_ns=, so a turn held by a thread stopped at a probe does
+ * not go idle (turns.c): a test can make another thread wait for it.
  * Must not: change what the place does once the probe returns, or be used
  * by anything but the gem's tests.
  */
@@ -134,6 +136,20 @@ static VALUE t_probe_holding_gvl(VALUE mod)
     return t_outcome(mod, ID2SYM(rb_intern("control")));
 }
 
+/* turn_idle_ns= (Integer, or nil: the default): how long an unused turn
+ * stays its holder's (turns.c), so a test can keep a turn held while its
+ * holder stands at a probe. */
+static VALUE t_set_turn_idle_ns(VALUE mod, VALUE v)
+{
+    hb_turns_set_idle_ns_for_test(NIL_P(v) ? 0 : NUM2ULL(v));
+    return v;
+}
+
+static VALUE t_turn_idle_ns(VALUE mod)
+{
+    return ULL2NUM(hb_turns_idle_ns());
+}
+
 void hb_ext_init_testing(void)
 {
     VALUE m = rb_define_module_under(hb_mHashbatch, "Testing");
@@ -142,4 +158,6 @@ void hb_ext_init_testing(void)
     rb_define_module_function(m, "disarm_gvl_probe", t_disarm, 1);
     rb_define_module_function(m, "gvl_probe", t_outcome, 1);
     rb_define_module_function(m, "probe_holding_gvl", t_probe_holding_gvl, 0);
+    rb_define_module_function(m, "turn_idle_ns=", t_set_turn_idle_ns, 1);
+    rb_define_module_function(m, "turn_idle_ns", t_turn_idle_ns, 0);
 }

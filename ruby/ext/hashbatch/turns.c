@@ -49,6 +49,7 @@ typedef struct {
 } turn;
 
 static turn turns[TURNS_MAX];
+static _Atomic uint64_t turn_idle_ns = TURN_IDLE_NS; /* tests may lengthen it */
 static long turn_count = 1;
 static atomic_int waiting;
 static atomic_long waits_total, yields_total; /* for gvl_stats */
@@ -126,9 +127,10 @@ static int holds_turn(const turn_self *me)
 /* grab_turn: me takes a free or idle turn; 1 if it got one. Locked. */
 static int grab_turn(turn_self *me, uint64_t now)
 {
+    uint64_t idle_ns = atomic_load_explicit(&turn_idle_ns, memory_order_relaxed);
     for (long i = 0; i < turn_count; i++) {
         turn *t = &turns[i];
-        if (atomic_load(&t->owner) == 0 || now - atomic_load(&t->last_ns) > TURN_IDLE_NS) {
+        if (atomic_load(&t->owner) == 0 || now - atomic_load(&t->last_ns) > idle_ns) {
             atomic_store(&t->since_ns, now);
             atomic_store(&t->last_ns, now);
             atomic_store(&t->owner, me->id);
@@ -144,12 +146,13 @@ static int grab_turn(turn_self *me, uint64_t now)
  * once per TURN_IDLE_NS; so waiters need not poll often. */
 static void nudge_if_idle_turn(uint64_t now)
 {
-    if (now - atomic_load_explicit(&nudged_ns, memory_order_relaxed) <= TURN_IDLE_NS)
+    uint64_t idle_ns = atomic_load_explicit(&turn_idle_ns, memory_order_relaxed);
+    if (now - atomic_load_explicit(&nudged_ns, memory_order_relaxed) <= idle_ns)
         return;
     for (long i = 0; i < turn_count; i++) {
         turn *t = &turns[i];
         if (atomic_load_explicit(&t->owner, memory_order_relaxed) == 0 ||
-            now - atomic_load_explicit(&t->last_ns, memory_order_relaxed) > TURN_IDLE_NS) {
+            now - atomic_load_explicit(&t->last_ns, memory_order_relaxed) > idle_ns) {
             atomic_store(&nudged_ns, now);
             pthread_mutex_lock(&turn_lock);
             pthread_cond_broadcast(&turn_freed);
@@ -311,6 +314,16 @@ void hb_turns_set(long n)
     turn_count = n;
     pthread_cond_broadcast(&turn_freed);
     pthread_mutex_unlock(&turn_lock);
+}
+
+void hb_turns_set_idle_ns_for_test(uint64_t ns)
+{
+    atomic_store(&turn_idle_ns, ns ? ns : TURN_IDLE_NS);
+}
+
+uint64_t hb_turns_idle_ns(void)
+{
+    return atomic_load(&turn_idle_ns);
 }
 
 void hb_ext_init_turns(void)
