@@ -183,10 +183,23 @@ HB_API const char *hb_verify_name(hb_verify_mode mode);
 HB_API hb_status hb_engine_open(hb_engine **out, const hb_config *cfg);
 
 /* hb_engine_close: stops the engine and releases everything it holds.
- * Batches already on a device are finished; jobs still waiting finish
- * with HB_ERR_CLOSED (their waiters wake). Job handles stay valid until
- * hb_job_free. Never hangs on a healthy device. NULL is fine. No other
- * call on e may run during or after it (waiting on its jobs is fine). */
+ * Jobs still queued finish with HB_ERR_CLOSED, and work already handed to
+ * a device or a CPU worker stops at its next chunk (a few MiB), its jobs
+ * finishing with HB_ERR_CLOSED too; their waiters wake. Job handles stay
+ * valid until hb_job_free. Never hangs on a healthy device. NULL is fine.
+ * Calls racing the close are safe: a call on e that is already running
+ * when close begins, or that starts while close runs, either completes
+ * normally or returns HB_ERR_CLOSED (hb_engine_stats too;
+ * hb_engine_last_error then gives the calling thread's text,
+ * hb_engine_describe "(engine closed)", hb_engine_backend
+ * HB_BACKEND_CPU), and close returns only after every such call has left
+ * the engine. hb_job_wait, hb_job_cancel, hb_job_fd and hb_job_free on its
+ * jobs may run at any time, during and after the close.
+ * What remains undefined: any call on e after hb_engine_close(e) has
+ * returned, including a second hb_engine_close(e): the memory is gone. A
+ * program whose threads may still be about to call must order those calls
+ * before close returns (e.g. stop and join them), as the library cannot
+ * tell a late call from a pointer to freed memory. */
 HB_API void hb_engine_close(hb_engine *e);
 
 /* hb_sha1_batch: out[i] = SHA-1(m[i]) for i in [0, n), in input order;
@@ -224,11 +237,16 @@ HB_API hb_status hb_submit(hb_engine *e, const hb_msg *m, size_t n, hb_digest *o
 HB_API hb_status hb_job_wait(hb_job *j, int64_t timeout_ns);
 
 /* hb_job_cancel: stops j: messages not yet handed to a worker are
- * dropped; those already on a device or a CPU worker finish. Blocks until
- * the engine no longer touches j's messages or output. Afterwards
- * hb_job_wait returns HB_ERR_CANCELLED, or HB_OK if j had already
- * finished. Returns HB_OK, or HB_ERR_NULL_ARGUMENT. Thread-safe, but not
- * while its engine is being closed (after the close returns it is fine). */
+ * dropped, and work already on a device or a CPU worker stops at its next
+ * chunk: a device launch (the ring holds a few), a few MiB hashed on a CPU
+ * thread or verified, whatever the length of the messages. Blocks until
+ * the engine no longer touches j's messages or output (milliseconds).
+ * Afterwards hb_job_wait returns HB_ERR_CANCELLED, or HB_OK if j had
+ * already finished. A batch shared with other jobs' messages (small jobs
+ * coalesced into one launch, or long messages of several jobs side by side
+ * in a device's lanes) stops only when all of its jobs are cancelled, so
+ * there j waits for that batch. Returns HB_OK, or HB_ERR_NULL_ARGUMENT.
+ * Thread-safe, also while its engine is being closed or after. */
 HB_API hb_status hb_job_cancel(hb_job *j);
 
 /* hb_job_fd: a file descriptor that becomes readable (POLLIN) when j
@@ -239,8 +257,8 @@ HB_API hb_status hb_job_fd(hb_job *j, int *fd);
 
 /* hb_job_free: cancels j if it has not finished (as hb_job_cancel) and
  * releases it. NULL is fine. j must not be used afterwards, and no other
- * thread may still be waiting on it. Not while its engine is being
- * closed (after the close returns it is fine). */
+ * thread may still be waiting on it. Fine during or after its engine's
+ * close. */
 HB_API void hb_job_free(hb_job *j);
 
 /* hb_engine_last_error: detail about the most recent failure on e (any
@@ -296,7 +314,7 @@ typedef struct {
 } hb_stats;
 
 /* hb_engine_stats: a snapshot of e's counters. Thread-safe.
- * Returns HB_OK or HB_ERR_NULL_ARGUMENT. */
+ * Returns HB_OK, HB_ERR_NULL_ARGUMENT, or HB_ERR_CLOSED while e closes. */
 HB_API hb_status hb_engine_stats(const hb_engine *e, hb_stats *out);
 
 /* ---- devices -------------------------------------------------------- */

@@ -7,6 +7,9 @@
  * always take batches a device hands back; they take queued jobs too when
  * the pool is a participant (backend cpu, auto with device "all", or no
  * device left).
+ * Every public call on an engine passes its gate (gate.c): close shuts the
+ * gate first, so a call that comes during close answers HB_ERR_CLOSED, and
+ * close destroys nothing until the calls already inside have left.
  * Must not: touch OpenCL beyond opening and closing devices, or print.
  */
 #include <stdio.h>
@@ -163,8 +166,8 @@ static hb_status start_workers(hb_engine *e, hb_opencl **devices, size_t ndevice
     for (size_t i = 0; i < ndevices; i++) {
         const hb_device_info *info = hb_opencl_info(devices[i]);
         char name[96];
-        snprintf(name, sizeof name, "opencl %u:%u %.60s", info->platform_index,
-                 info->device_index, info->name);
+        snprintf(name, sizeof name, "opencl %u:%u %.60s", info->platform_index, info->device_index,
+                 info->name);
         e->workers[i] = (hb_worker){.engine = e, .device = devices[i]};
         e->workers[i].stats_index = e->ndevice_stats;
         add_stats_entry(e, name, 0);
@@ -190,6 +193,7 @@ static hb_engine *engine_alloc(void)
     hb_engine *e = calloc(1, sizeof *e);
     if (e == NULL)
         return NULL;
+    hb_gate_init(&e->gate);
     pthread_mutex_init(&e->stats_lock, NULL);
     hb_fault_init(&e->faults);
     hb_error_slot_init(&e->error);
@@ -244,12 +248,19 @@ static void join_workers(hb_engine *e, size_t first, size_t end)
         }
 }
 
-void hb_engine_close(hb_engine *e)
+/* Everything close does but free the engine's memory: the gate is shut
+ * (later calls answer HB_ERR_CLOSED), queued jobs are withdrawn, the calls
+ * inside leave (their jobs end), then the workers stop. */
+static void shut_down(hb_engine *e)
 {
-    if (e == NULL)
+    if (e->shut_down)
         return;
-    if (e->workers != NULL) {
+    e->shut_down = 1;
+    hb_gate_shut(&e->gate);
+    if (e->workers != NULL)
         hb_queue_close(&e->queue);
+    hb_gate_wait_empty(&e->gate);
+    if (e->workers != NULL) {
         join_workers(e, 0, e->ndevices);
         pthread_mutex_lock(&e->queue.lock);
         atomic_store(&e->devices_done, 1);
@@ -260,19 +271,48 @@ void hb_engine_close(hb_engine *e)
             hb_opencl_close(e->workers[i].device);
         hb_queue_destroy(&e->queue);
         free(e->workers);
+        e->workers = NULL;
     }
+}
+
+void hb_engine_close(hb_engine *e)
+{
+    if (e == NULL)
+        return;
+    shut_down(e);
     hb_error_slot_destroy(&e->error);
     hb_fault_destroy(&e->faults);
     pthread_mutex_destroy(&e->stats_lock);
+    hb_gate_destroy(&e->gate);
     free(e);
+}
+
+hb_status hb_testing_shut_down(hb_engine *e)
+{
+#ifdef HB_FAULT_INJECTION
+    if (e == NULL)
+        return hb_error_set(NULL, HB_ERR_NULL_ARGUMENT, "hb_testing_shut_down: engine is NULL");
+    shut_down(e);
+    return HB_OK;
+#else
+    (void)e;
+    return HB_ERR_INVALID_ARGUMENT;
+#endif
+}
+
+/* The answer of a call that found the gate shut: the engine is closing
+ * (its error slot may be going away: the thread's own slot says it). */
+static hb_status refused(const char *call)
+{
+    return hb_error_set(NULL, HB_ERR_CLOSED, "%s: the engine is closed", call);
 }
 
 /* ---- jobs --------------------------------------------------------------- */
 
 /* Checks a batch's arguments; *uniform_len is every message's length, or
  * HB_LENGTHS_VARY (the queue takes from such a job by arithmetic). */
-static hb_status check_batch_arguments(hb_engine *e, const hb_msg *m, size_t n,
-                                       const void *out, uint64_t *uniform_len)
+static hb_status check_batch_arguments(hb_engine *e, const hb_msg *m, size_t n, const void *out,
+                                       uint64_t *uniform_len)
 {
     if (e == NULL)
         return hb_error_set(NULL, HB_ERR_NULL_ARGUMENT, "engine is NULL");
@@ -300,6 +340,7 @@ static hb_status submit_checked(hb_engine *e, const hb_msg *m, size_t n, hb_dige
         return hb_error_set(&e->error, HB_ERR_NO_MEMORY, "hb_submit: out of memory");
     j->uniform_len = uniform_len;
     j->completed_counter = &e->jobs_completed;
+    j->cancelled_counter = &e->jobs_cancelled;
     pthread_mutex_lock(&e->stats_lock);
     e->stats.jobs_submitted++;
     pthread_mutex_unlock(&e->stats_lock);
@@ -317,12 +358,18 @@ static hb_status submit_checked(hb_engine *e, const hb_msg *m, size_t n, hb_dige
 
 hb_status hb_submit(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_job **job)
 {
-    if (job == NULL)
-        return hb_error_set(e ? &e->error : NULL, HB_ERR_NULL_ARGUMENT, "hb_submit: job is NULL");
+    if (e == NULL || job == NULL)
+        return hb_error_set(NULL, HB_ERR_NULL_ARGUMENT, "hb_submit: %s is NULL",
+                            e == NULL ? "engine" : "job");
     *job = NULL;
+    if (!hb_gate_enter(&e->gate))
+        return refused("hb_submit");
     uint64_t uniform_len;
     hb_status st = check_batch_arguments(e, m, n, out, &uniform_len);
-    return st != HB_OK ? st : submit_checked(e, m, n, out, uniform_len, job);
+    if (st == HB_OK)
+        st = submit_checked(e, m, n, out, uniform_len, job);
+    hb_gate_leave(&e->gate);
+    return st;
 }
 
 /* While the caller of hb_sha1_batch would only wait, it hashes what of
@@ -357,7 +404,9 @@ static int hash_inline(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
     return 1;
 }
 
-hb_status hb_sha1_batch(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
+/* hb_sha1_batch inside the gate: its wait too, so close waits for it (its
+ * job ends at once when close withdraws it or stops its batches). */
+static hb_status sha1_batch_inside(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
 {
     uint64_t uniform_len;
     hb_status st = check_batch_arguments(e, m, n, out, &uniform_len);
@@ -373,18 +422,37 @@ hb_status hb_sha1_batch(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
     return st;
 }
 
-/* A job knows the queue it was put in (not the engine): cancel withdraws
- * what was not handed out, then waits for what was. */
+hb_status hb_sha1_batch(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
+{
+    if (e == NULL)
+        return hb_error_set(NULL, HB_ERR_NULL_ARGUMENT, "hb_sha1_batch: engine is NULL");
+    if (!hb_gate_enter(&e->gate))
+        return refused("hb_sha1_batch");
+    hb_status st = sha1_batch_inside(e, m, n, out);
+    hb_gate_leave(&e->gate);
+    return st;
+}
+
+/* A job knows the queue it was put in (not the engine). Cancel holds the
+ * job's lock while it withdraws what was not handed out and asks workers
+ * to drop the rest at their next chunk; then it waits for them.
+ * Why the queue is still there even while its engine closes: j is not
+ * done (checked under j->lock), and it cannot become done while we hold
+ * that lock; close destroys the queue only after every job of the engine
+ * is done (withdrawn by hb_queue_close, delivered by the joined workers,
+ * or ended by a call that close waited for). */
 hb_status hb_job_cancel(hb_job *j)
 {
     if (j == NULL)
         return HB_ERR_NULL_ARGUMENT;
     pthread_mutex_lock(&j->lock);
-    hb_queue *q = j->done ? NULL : j->queue;
+    if (!j->done) {
+        hb_job_stop_locked(j, HB_ERR_CANCELLED);
+        if (j->queue != NULL)
+            hb_job_abandon_locked(j, hb_queue_withdraw(j->queue, j), HB_ERR_CANCELLED);
+    }
     pthread_mutex_unlock(&j->lock);
-    if (q != NULL)
-        hb_queue_withdraw(q, j, HB_ERR_CANCELLED);
-    hb_job_wait_done(j); /* what was handed out finishes first */
+    hb_job_wait_done(j); /* what was handed out stops at its next chunk */
     return HB_OK;
 }
 
@@ -398,8 +466,8 @@ void hb_job_free(hb_job *j)
 
 /* ---- stats -------------------------------------------------------------- */
 
-void hb_engine_count_batch(hb_engine *e, const hb_worker *w, const hb_batch *b,
-                           uint64_t busy_ns, uint64_t launches)
+void hb_engine_count_batch(hb_engine *e, const hb_worker *w, const hb_batch *b, uint64_t busy_ns,
+                           uint64_t launches)
 {
     pthread_mutex_lock(&e->stats_lock);
     hb_device_stats *d = &e->device_stats[w->stats_index];
@@ -491,41 +559,68 @@ static void add_inline_work(hb_engine *e, hb_stats *out)
     out->batches += calls;
 }
 
+static void stats_inside(hb_engine *engine, hb_stats *out)
+{
+    const hb_engine *e = engine;
+    pthread_mutex_lock(&engine->stats_lock);
+    *out = e->stats;
+    out->jobs_completed = atomic_load(&engine->jobs_completed);
+    out->jobs_cancelled = atomic_load(&engine->jobs_cancelled);
+    out->ndevices = e->ndevice_stats;
+    memcpy(out->device, e->device_stats, sizeof out->device);
+    pthread_mutex_unlock(&engine->stats_lock);
+    add_inline_work(engine, out);
+    hb_queue_depth(&engine->queue, &out->queue_messages, &out->queue_jobs);
+}
+
 hb_status hb_engine_stats(const hb_engine *e, hb_stats *out)
 {
     if (e == NULL || out == NULL)
         return hb_error_set(NULL, HB_ERR_NULL_ARGUMENT, "hb_engine_stats: %s is NULL",
                             e == NULL ? "engine" : "out");
     hb_engine *engine = (hb_engine *)e;
-    pthread_mutex_lock(&engine->stats_lock);
-    *out = e->stats;
-    out->jobs_completed = atomic_load(&engine->jobs_completed);
-    out->ndevices = e->ndevice_stats;
-    memcpy(out->device, e->device_stats, sizeof out->device);
-    pthread_mutex_unlock(&engine->stats_lock);
-    add_inline_work(engine, out);
-    hb_queue_depth(&engine->queue, &out->queue_messages, &out->queue_jobs);
-    pthread_mutex_lock(&engine->queue.lock);
-    out->jobs_cancelled = engine->queue.jobs_withdrawn;
-    pthread_mutex_unlock(&engine->queue.lock);
+    if (!hb_gate_enter(&engine->gate))
+        return refused("hb_engine_stats");
+    stats_inside(engine, out);
+    hb_gate_leave(&engine->gate);
     return HB_OK;
 }
 
 /* ---- questions ---------------------------------------------------------- */
 
+/* The questions only read what open set (or the error slot, which has a
+ * lock); they pass the gate so that none reads memory close is freeing. A
+ * closing engine answers for the calling thread or with a fixed text. */
 const char *hb_engine_last_error(const hb_engine *e)
 {
-    return hb_error_text(e ? &e->error : NULL);
+    hb_engine *engine = (hb_engine *)e;
+    if (e == NULL || !hb_gate_enter(&engine->gate))
+        return hb_error_text(NULL);
+    const char *text = hb_error_text(&e->error);
+    hb_gate_leave(&engine->gate);
+    return text;
 }
 
 const char *hb_engine_describe(const hb_engine *e)
 {
-    return e ? e->description : "(no engine)";
+    hb_engine *engine = (hb_engine *)e;
+    if (e == NULL)
+        return "(no engine)";
+    if (!hb_gate_enter(&engine->gate))
+        return "(engine closed)";
+    const char *text = e->description;
+    hb_gate_leave(&engine->gate);
+    return text;
 }
 
 hb_backend_kind hb_engine_backend(const hb_engine *e)
 {
-    return e ? e->backend : HB_BACKEND_CPU;
+    hb_engine *engine = (hb_engine *)e;
+    if (e == NULL || !hb_gate_enter(&engine->gate))
+        return HB_BACKEND_CPU;
+    hb_backend_kind kind = e->backend;
+    hb_gate_leave(&engine->gate);
+    return kind;
 }
 
 hb_status hb_testing_set_fault(hb_engine *e, const hb_fault_plan *plan)
@@ -533,7 +628,10 @@ hb_status hb_testing_set_fault(hb_engine *e, const hb_fault_plan *plan)
 #ifdef HB_FAULT_INJECTION
     if (e == NULL)
         return hb_error_set(NULL, HB_ERR_NULL_ARGUMENT, "hb_testing_set_fault: engine is NULL");
+    if (!hb_gate_enter(&e->gate))
+        return refused("hb_testing_set_fault");
     hb_fault_configure(&e->faults, plan);
+    hb_gate_leave(&e->gate);
     return HB_OK;
 #else
     (void)e;

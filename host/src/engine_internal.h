@@ -16,6 +16,7 @@
 #include "config.h"
 #include "error.h"
 #include "fault.h"
+#include "gate.h"
 #include "hashbatch.h"
 #include "queue.h"
 
@@ -25,29 +26,32 @@ typedef struct hb_worker {
     struct hb_engine *engine;
     pthread_t thread;
     int started;
-    hb_opencl *device;      /* NULL: a CPU worker */
-    unsigned stats_index;   /* its entry in engine->device_stats */
+    hb_opencl *device;    /* NULL: a CPU worker */
+    unsigned stats_index; /* its entry in engine->device_stats */
     unsigned consecutive_errors;
 } hb_worker;
 
 struct hb_engine {
+    hb_gate gate;  /* public calls inside; close shuts it and waits */
+    int shut_down; /* close's work is done, only the memory is left */
     hb_settings settings;
     hb_take_limits pool_limits; /* what the CPU pool (and a waiting caller) take */
-    hb_backend_kind backend; /* OPENCL or CPU: what hashes queued jobs */
+    hb_backend_kind backend;    /* OPENCL or CPU: what hashes queued jobs */
     hb_queue queue;
     hb_worker *workers;
     unsigned cpu_stats_index; /* the CPU pool's entry in device_stats */
     size_t nworkers;
-    size_t ndevices;         /* workers[0, ndevices) are devices */
+    size_t ndevices; /* workers[0, ndevices) are devices */
     atomic_int devices_alive;
     atomic_int devices_done; /* device workers have all exited (close) */
     hb_fault_state faults;
     hb_error_slot error;
 
     atomic_uint_fast64_t jobs_completed; /* bumped by the jobs themselves */
+    atomic_uint_fast64_t jobs_cancelled; /* likewise: cancelled or closed */
     struct {
         atomic_uint_fast64_t calls, messages, bytes, busy_ns;
-    } inline_work; /* small hb_sha1_batch calls hashed on the caller */
+    } inline_work;              /* small hb_sha1_batch calls hashed on the caller */
     pthread_mutex_t stats_lock; /* guards stats, device_stats, rng */
     hb_stats stats;
     hb_device_stats device_stats[HB_STATS_MAX_DEVICES];
@@ -69,9 +73,8 @@ void *hb_device_worker_main(void *worker);
 /* hb_engine_count_batch: a batch a worker is about to deliver (counted
  * first, so a caller woken by the delivery sees it in the stats), or with
  * b NULL just busy time. */
-void hb_engine_count_batch(hb_engine *e, const hb_worker *w, const hb_batch *b,
-                           uint64_t busy_ns, uint64_t launches);
-
+void hb_engine_count_batch(hb_engine *e, const hb_worker *w, const hb_batch *b, uint64_t busy_ns,
+                           uint64_t launches);
 
 /* hb_engine_count_verify: messages a device worker verified, and how many
  * of them mismatched. */
@@ -90,6 +93,5 @@ void hb_engine_quarantine(hb_engine *e, hb_worker *w);
 
 /* hb_engine_next_random: a fresh non-zero seed for sampling. */
 uint64_t hb_engine_next_random(hb_engine *e);
-
 
 #endif /* HB_ENGINE_INTERNAL_H */

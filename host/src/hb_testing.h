@@ -47,4 +47,20 @@ hb_status hb_testing_set_fault(hb_engine *e, const hb_fault_plan *plan);
  * the last error); 0 restores. Returns as hb_testing_set_fault. */
 hb_status hb_testing_set_build_fault(int on);
 
+/* hb_testing_shut_down: everything hb_engine_close(e) does except freeing
+ * e's memory: afterwards every call on e answers HB_ERR_CLOSED (or, for the
+ * questions, what a closed engine answers) until hb_engine_close(e) frees
+ * it. For tests whose threads race calls against the close and must not
+ * call into freed memory once it is over. Returns HB_OK,
+ * HB_ERR_NULL_ARGUMENT, or HB_ERR_INVALID_ARGUMENT as above. */
+hb_status hb_testing_shut_down(hb_engine *e);
+
+/* hb_testing_job_work: the bytes the engine has hashed for j so far (each
+ * CPU piece, device launch or verification piece counted once it has
+ * finished, for every job of the batch it served), and how many of them
+ * were done when j was cancelled (0 if it never was). What a cancelled job
+ * cost after its cancel is the difference. Returns HB_OK,
+ * HB_ERR_NULL_ARGUMENT, or HB_ERR_INVALID_ARGUMENT as above. */
+hb_status hb_testing_job_work(hb_job *j, uint64_t *bytes, uint64_t *bytes_at_cancel);
+
 #endif /* HB_TESTING_H */

@@ -11,6 +11,7 @@
 #include "job.h"
 
 #include "clock.h"
+#include "hb_testing.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -30,6 +31,8 @@ hb_job *hb_job_create(const hb_msg *m, size_t n, hb_digest *out)
     j->uniform_len = HB_LENGTHS_VARY;
     j->event_fd = -1;
     j->outcome = HB_OK;
+    atomic_init(&j->stop, HB_OK);
+    atomic_init(&j->work_bytes, 0);
     pthread_mutex_init(&j->lock, NULL);
     hb_cond_init_monotonic(&j->changed);
     atomic_init(&j->refs, 2);
@@ -64,6 +67,9 @@ static void settle(hb_job *j)
         j->done = 1;
         if (j->outcome == HB_OK && j->completed_counter != NULL)
             atomic_fetch_add(j->completed_counter, 1);
+        int stopped = j->outcome == HB_ERR_CANCELLED || j->outcome == HB_ERR_CLOSED;
+        if (stopped && j->cancelled_counter != NULL)
+            atomic_fetch_add(j->cancelled_counter, 1);
         if (j->event_fd >= 0)
             signal_event_fd(j->event_fd);
     }
@@ -80,14 +86,37 @@ void hb_job_add_finished(hb_job *j, size_t count, hb_status status)
     pthread_mutex_unlock(&j->lock);
 }
 
-void hb_job_abandon(hb_job *j, size_t count, hb_status reason)
+void hb_job_abandon_locked(hb_job *j, size_t count, hb_status reason)
 {
-    pthread_mutex_lock(&j->lock);
     j->abandoned += count;
     if (count > 0 && j->outcome == HB_OK)
         j->outcome = reason;
     settle(j);
+}
+
+void hb_job_abandon(hb_job *j, size_t count, hb_status reason)
+{
+    pthread_mutex_lock(&j->lock);
+    hb_job_abandon_locked(j, count, reason);
     pthread_mutex_unlock(&j->lock);
+}
+
+void hb_job_stop_locked(hb_job *j, hb_status reason)
+{
+    if (atomic_load(&j->stop) != HB_OK)
+        return;
+    atomic_store(&j->stop, reason);
+    j->work_bytes_at_stop = atomic_load(&j->work_bytes);
+}
+
+hb_status hb_job_stopped(const hb_job *j)
+{
+    return (hb_status)atomic_load(&j->stop);
+}
+
+void hb_job_count_work(hb_job *j, uint64_t bytes)
+{
+    atomic_fetch_add_explicit(&j->work_bytes, bytes, memory_order_relaxed);
 }
 
 void hb_job_wait_done(hb_job *j)
@@ -132,4 +161,22 @@ hb_status hb_job_fd(hb_job *j, int *fd)
         *fd = j->event_fd;
     pthread_mutex_unlock(&j->lock);
     return st;
+}
+
+hb_status hb_testing_job_work(hb_job *j, uint64_t *bytes, uint64_t *bytes_at_cancel)
+{
+#ifdef HB_FAULT_INJECTION
+    if (j == NULL || bytes == NULL || bytes_at_cancel == NULL)
+        return HB_ERR_NULL_ARGUMENT;
+    pthread_mutex_lock(&j->lock);
+    *bytes = atomic_load(&j->work_bytes);
+    *bytes_at_cancel = j->work_bytes_at_stop;
+    pthread_mutex_unlock(&j->lock);
+    return HB_OK;
+#else
+    (void)j;
+    (void)bytes;
+    (void)bytes_at_cancel;
+    return HB_ERR_INVALID_ARGUMENT;
+#endif
 }

@@ -22,6 +22,7 @@ void hb_queue_init(hb_queue *q, int cpu_takes_jobs)
     pthread_cond_init(&q->device_work, NULL);
     pthread_cond_init(&q->cpu_work, NULL);
     atomic_init(&q->cpu_takes_jobs, cpu_takes_jobs);
+    atomic_init(&q->closing, 0);
 }
 
 void hb_queue_destroy(hb_queue *q)
@@ -113,8 +114,8 @@ static size_t uniform_fitting(const hb_job *j, const hb_take_limits *limits, tak
         more = SIZE_MAX;
     else
         more = bytes > limits->max_bytes ? 0 : (size_t)((limits->max_bytes - bytes) / len);
-    size_t k = min_size(left, min_size(limits->max_messages - t->count,
-                                       first + min_size(more, SIZE_MAX - 1)));
+    size_t k = min_size(
+        left, min_size(limits->max_messages - t->count, first + min_size(more, SIZE_MAX - 1)));
     if (t->count == 0)
         t->is_long = is_long;
     t->bytes += (uint64_t)k * len;
@@ -176,8 +177,8 @@ static hb_batch *batch_alloc(size_t nslices, size_t n)
  * Returns the number of slices, and the messages in *n. */
 typedef void (*take_visit)(hb_queue *q, hb_job *prev, hb_job *j, size_t k, void *ctx);
 
-static size_t walk_take(hb_queue *q, const hb_take_limits *limits, take_visit visit,
-                        void *ctx, size_t *n)
+static size_t walk_take(hb_queue *q, const hb_take_limits *limits, take_visit visit, void *ctx,
+                        size_t *n)
 {
     size_t slices = 0;
     take_state t = {0, 0, 0};
@@ -302,44 +303,41 @@ void hb_queue_push_fallback(hb_queue *q, hb_batch *b)
     pthread_mutex_unlock(&q->lock);
 }
 
-/* Called with q->lock held. */
+/* Called with q->lock held; returns the messages withdrawn. */
 static size_t withdraw_locked(hb_queue *q, hb_job *j)
 {
-    size_t taken = j->next_to_take;
-    if (j->queued) {
-        hb_job *prev = NULL;
-        for (hb_job *it = q->head; it != j; it = it->queue_next)
-            prev = it;
-        unlink_job(q, prev, j);
-        q->pending_messages -= j->n - j->next_to_take;
-        q->jobs_withdrawn++;
-        j->next_to_take = j->n;
-        hb_job_release(j); /* the queue's reference */
-    }
-    return taken;
+    if (!j->queued)
+        return 0;
+    size_t withdrawn = j->n - j->next_to_take;
+    hb_job *prev = NULL;
+    for (hb_job *it = q->head; it != j; it = it->queue_next)
+        prev = it;
+    unlink_job(q, prev, j);
+    q->pending_messages -= withdrawn;
+    q->jobs_withdrawn++;
+    j->next_to_take = j->n;
+    hb_job_release(j); /* the queue's reference */
+    return withdrawn;
 }
 
-void hb_queue_withdraw(hb_queue *q, hb_job *j, hb_status reason)
+size_t hb_queue_withdraw(hb_queue *q, hb_job *j)
 {
     pthread_mutex_lock(&q->lock);
-    int was_queued = j->queued;
-    size_t taken = withdraw_locked(q, j);
+    size_t withdrawn = withdraw_locked(q, j);
     pthread_mutex_unlock(&q->lock);
-    if (was_queued)
-        hb_job_abandon(j, j->n - taken, reason);
+    return withdrawn;
 }
 
 void hb_queue_close(hb_queue *q)
 {
     pthread_mutex_lock(&q->lock);
-    q->closing = 1;
+    atomic_store(&q->closing, 1);
     while (q->head != NULL) {
         hb_job *j = q->head;
-        size_t taken = j->next_to_take;
         atomic_fetch_add(&j->refs, 1);
-        withdraw_locked(q, j);
+        size_t withdrawn = withdraw_locked(q, j);
         pthread_mutex_unlock(&q->lock);
-        hb_job_abandon(j, j->n - taken, HB_ERR_CLOSED);
+        hb_job_abandon(j, withdrawn, HB_ERR_CLOSED);
         hb_job_release(j);
         pthread_mutex_lock(&q->lock);
     }
@@ -355,10 +353,7 @@ int hb_queue_cpu_takes_jobs(hb_queue *q)
 
 int hb_queue_is_closing(hb_queue *q)
 {
-    pthread_mutex_lock(&q->lock);
-    int closing = q->closing;
-    pthread_mutex_unlock(&q->lock);
-    return closing;
+    return atomic_load(&q->closing);
 }
 
 void hb_queue_depth(hb_queue *q, uint64_t *messages, uint64_t *jobs)

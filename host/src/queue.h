@@ -30,26 +30,26 @@ typedef struct {
 typedef struct hb_batch {
     hb_slice *slices;
     size_t nslices;
-    const hb_msg *msgs;  /* the job's own (borrowed) or owned_msgs */
-    hb_digest *digests;  /* the job's output (borrowed) or the batch's own */
-    hb_msg *owned_msgs;  /* NULL when borrowed */
-    int borrowed;        /* one slice: msgs and digests point into its job */
+    const hb_msg *msgs; /* the job's own (borrowed) or owned_msgs */
+    hb_digest *digests; /* the job's output (borrowed) or the batch's own */
+    hb_msg *owned_msgs; /* NULL when borrowed */
+    int borrowed;       /* one slice: msgs and digests point into its job */
     size_t n;
     uint64_t bytes;
     struct hb_batch *next; /* in the fallback list, or a worker's list */
 } hb_batch;
 
 typedef struct {
-    uint64_t max_bytes;     /* stop adding messages past this many bytes */
+    uint64_t max_bytes; /* stop adding messages past this many bytes */
     size_t max_messages;
-    uint64_t long_above;    /* messages longer than this are long: they go
-                               in batches of long messages only */
-    size_t long_max;        /* long messages per batch (they stream side
-                               by side through a device's lanes) */
-    int refuse_long;        /* 1: take nothing if the head message is long */
-    size_t crowd_above;     /* >0: take nothing from a job with more messages
-                               left than this (a device that shares these
-                               cores hashes crowds better) */
+    uint64_t long_above; /* messages longer than this are long: they go
+                            in batches of long messages only */
+    size_t long_max;     /* long messages per batch (they stream side
+                            by side through a device's lanes) */
+    int refuse_long;     /* 1: take nothing if the head message is long */
+    size_t crowd_above;  /* >0: take nothing from a job with more messages
+                            left than this (a device that shares these
+                            cores hashes crowds better) */
 } hb_take_limits;
 
 typedef enum { HB_TAKER_DEVICE, HB_TAKER_CPU } hb_taker;
@@ -65,7 +65,8 @@ typedef struct hb_queue {
     hb_batch *fallback_head, *fallback_tail;
     atomic_int cpu_takes_jobs; /* the pool hashes queued jobs, not only
                                   fallbacks; set under lock, read without */
-    int closing;
+    atomic_int closing;        /* set under lock; workers read it without,
+                                  between the chunks of a batch */
 } hb_queue;
 
 void hb_queue_init(hb_queue *q, int cpu_takes_jobs);
@@ -89,9 +90,10 @@ hb_batch *hb_queue_take_own(hb_queue *q, hb_job *j, const hb_take_limits *limits
 /* hb_queue_push_fallback: hands a batch to the CPU pool. */
 void hb_queue_push_fallback(hb_queue *q, hb_batch *b);
 
-/* hb_queue_withdraw: takes j out of the queue (if there) and abandons the
- * messages not yet handed out with `reason`; those handed out finish. */
-void hb_queue_withdraw(hb_queue *q, hb_job *j, hb_status reason);
+/* hb_queue_withdraw: takes j out of the queue (if there) and returns how
+ * many of its messages were never handed out: the caller abandons them
+ * (hb_job_cancel does, under j->lock: the lock order is job, then queue). */
+size_t hb_queue_withdraw(hb_queue *q, hb_job *j);
 
 /* hb_queue_close: from now on pushes fail and waiting takers wake; every
  * job still queued is withdrawn with HB_ERR_CLOSED. */

@@ -14,12 +14,21 @@
  * jobs queued and are waiting on them: close returns (alarm watchdog),
  * every job ends HB_OK (right digests) or HB_ERR_CLOSED, the waiters
  * wake, a look after close answers at once, eventfds are readable, cancel
- * and free after close work. Backends: cpu, opencl, auto with "all".
+ * and free after close work; (f) 32 threads submitting (hb_submit,
+ * hb_sha1_batch, hb_engine_stats, hb_job_cancel) in a loop while the main
+ * thread closes the engine, many rounds: every call answers HB_OK or
+ * HB_ERR_CLOSED, every job that finished OK has OpenSSL's digests, nothing
+ * hangs (issue 11, defect 4: a submit blocked in hb_queue_push on a
+ * destroyed mutex). The close there is hb_testing_shut_down, which is
+ * hb_engine_close without the final free, so that the racing threads'
+ * calls never land on freed memory; hb_engine_close frees afterwards.
+ * Backends: cpu, opencl, auto with "all".
  *
  * HB_TEST_SCALE (a divisor, default 1) shrinks the iteration counts.
  */
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hb_testing.h"
 #include "service_util.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -598,6 +608,169 @@ START_TEST(close_idle)
 }
 END_TEST
 
+/* ---- (f) close racing submits -------------------------------------- */
+
+#define RACE_THREADS 32
+#define RACE_MSGS 6
+
+typedef struct {
+    hb_engine *e;
+    atomic_int *started;
+    uint64_t seed;
+    uint8_t *data;
+    hb_msg m[RACE_MSGS];
+    hb_digest want[RACE_MSGS];
+    unsigned calls, ok, closed, bad_status, bad_digest;
+    char first_error[160];
+} racer;
+
+static void racer_note(racer *r, const char *what, hb_status st)
+{
+    r->bad_status++;
+    if (r->first_error[0] == '\0')
+        snprintf(r->first_error, sizeof r->first_error, "%s: %s", what,
+                 hb_status_name(st));
+}
+
+/* Messages small enough to be hashed inline by hb_sha1_batch and big
+ * enough to be queued (and cut into several device batches). */
+static void racer_prepare(racer *r)
+{
+    static const size_t lens[RACE_MSGS] = {0, 55, 64, 1000, 70000, 300000};
+    size_t total = 0;
+    for (int i = 0; i < RACE_MSGS; i++)
+        total += lens[i];
+    r->data = malloc(total);
+    ck_assert_ptr_nonnull(r->data);
+    tu_rng g;
+    tu_rng_seed(&g, r->seed);
+    tu_rng_fill(&g, r->data, total);
+    size_t at = 0;
+    for (int i = 0; i < RACE_MSGS; i++) {
+        r->m[i] = (hb_msg){r->data + at, lens[i]};
+        at += lens[i];
+    }
+    hb_digest *want = tu_oracle(r->m, RACE_MSGS);
+    memcpy(r->want, want, sizeof r->want);
+    free(want);
+}
+
+/* One call on the engine, chosen by it; returns its status (a job that
+ * was submitted is waited for, checked and freed here). */
+static hb_status racer_call(racer *r, unsigned it, tu_rng *g)
+{
+    size_t first = tu_rng_below(g, RACE_MSGS), n = 1 + tu_rng_below(g, RACE_MSGS - first);
+    hb_digest out[RACE_MSGS];
+    hb_status st;
+    hb_job *j = NULL;
+    switch (it % 4) {
+    case 0:
+        st = hb_sha1_batch(r->e, r->m + first, n, out);
+        break;
+    case 3: {
+        hb_stats s;
+        return hb_engine_stats(r->e, &s);
+    }
+    default:
+        st = hb_submit(r->e, r->m + first, n, out, &j);
+        if (st != HB_OK)
+            break;
+        if (it % 4 == 2)
+            hb_job_cancel(j);
+        st = hb_job_wait(j, -1);
+        hb_job_free(j);
+        if (st == HB_ERR_CANCELLED)
+            return HB_OK; /* its own cancel: fine */
+        break;
+    }
+    if (st == HB_OK && memcmp(out, r->want + first, n * sizeof(hb_digest)) != 0)
+        r->bad_digest++;
+    return st;
+}
+
+static void *racer_main(void *arg)
+{
+    racer *r = arg;
+    tu_rng g;
+    tu_rng_seed(&g, r->seed ^ 0x5EEDu);
+    for (unsigned it = 0;; it++) {
+        hb_status st = racer_call(r, it, &g);
+        r->calls++;
+        if (it == 0)
+            atomic_fetch_add(r->started, 1);
+        if (st == HB_OK)
+            r->ok++;
+        else if (st == HB_ERR_CLOSED)
+            r->closed++;
+        else
+            racer_note(r, "call", st);
+        if (st == HB_ERR_CLOSED && it % 4 != 3)
+            break; /* a job call refused, or its job closed: the engine is done */
+    }
+    return NULL;
+}
+
+START_TEST(close_races_submits)
+{
+    unsigned rounds = scaled(150);
+    racer *r = calloc(RACE_THREADS, sizeof *r);
+    ck_assert_ptr_nonnull(r);
+    for (int k = 0; k < RACE_THREADS; k++) {
+        r[k].seed = 0x7ACEu + (uint64_t)(k * 31 + _i);
+        racer_prepare(&r[k]);
+    }
+    tu_rng g;
+    tu_rng_seed(&g, 0xC1053u + (uint64_t)_i);
+    unsigned calls = 0, ok = 0, closed = 0, bad_status = 0, bad_digest = 0;
+    for (unsigned round = 0; round < rounds; round++) {
+        hb_engine *e = open_small_staging(_i);
+        atomic_int started = 0;
+        pthread_t th[RACE_THREADS];
+        for (int k = 0; k < RACE_THREADS; k++) {
+            r[k].e = e;
+            r[k].started = &started;
+            r[k].calls = r[k].ok = r[k].closed = r[k].bad_status = r[k].bad_digest = 0;
+            ck_assert_int_eq(pthread_create(&th[k], NULL, racer_main, &r[k]), 0);
+        }
+        while (atomic_load(&started) < RACE_THREADS / 2)
+            sched_yield();
+        short_delay(&g, round);
+        alarm(120); /* a hang in close or in a racing call kills the test */
+        ck_assert_int_eq(hb_testing_shut_down(e), HB_OK);
+        for (int k = 0; k < RACE_THREADS; k++)
+            ck_assert_int_eq(pthread_join(th[k], NULL), 0);
+        alarm(0);
+        hb_digest d;
+        hb_job *j = NULL;
+        hb_stats s;
+        ck_assert_int_eq(hb_submit(e, r[0].m, 1, &d, &j), HB_ERR_CLOSED);
+        ck_assert_ptr_null(j);
+        ck_assert_int_eq(hb_sha1_batch(e, r[0].m, 1, &d), HB_ERR_CLOSED);
+        ck_assert_int_eq(hb_engine_stats(e, &s), HB_ERR_CLOSED);
+        hb_engine_close(e);
+        for (int k = 0; k < RACE_THREADS; k++) {
+            calls += r[k].calls;
+            ok += r[k].ok;
+            closed += r[k].closed;
+            bad_status += r[k].bad_status;
+            bad_digest += r[k].bad_digest;
+            if (r[k].first_error[0] && bad_status < 4)
+                fprintf(stderr, "%s round %u thread %d: %s\n", variants[_i].name, round, k,
+                        r[k].first_error);
+        }
+    }
+    fprintf(stderr, "%s: %u rounds x %d threads: %u calls, %u OK, %u closed\n",
+            variants[_i].name, rounds, RACE_THREADS, calls, ok, closed);
+    ck_assert_msg(bad_status == 0, "%u calls answered neither HB_OK nor HB_ERR_CLOSED",
+                  bad_status);
+    ck_assert_msg(bad_digest == 0, "%u finished jobs had wrong digests", bad_digest);
+    ck_assert_uint_ge(closed, RACE_THREADS * rounds);
+    for (int k = 0; k < RACE_THREADS; k++)
+        free(r[k].data);
+    free(r);
+}
+END_TEST
+
 static Suite *cancel_close_suite(void)
 {
     Suite *s = suite_create("cancel_close");
@@ -613,6 +786,10 @@ static Suite *cancel_close_suite(void)
     tcase_add_loop_test(tc, close_while_busy, 0, NVARIANTS);
     tcase_add_loop_test(tc, close_with_unwaited_jobs, 0, NVARIANTS);
     tcase_add_loop_test(tc, close_idle, 0, NVARIANTS);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("close_race");
+    tcase_set_timeout(tc, 400);
+    tcase_add_loop_test(tc, close_races_submits, 0, NVARIANTS);
     suite_add_tcase(s, tc);
     return s;
 }
