@@ -52,7 +52,7 @@ def target(name)
                -> { Hashbatch.default_engine_stats }, -> {})
   else
     e = Hashbatch::Engine.new(backend: name)
-    puts "# #{name}: #{e.describe}"
+    puts "# #{name} engine: #{e.describe}"
     Target.new(name, ->(b) { e.hexdigest_many(b) }, -> { e.stats }, -> { e.close })
   end
 end
