@@ -10,6 +10,8 @@
 # a library outside the loader's default paths still loads.
 # Also needs OpenSSL's libcrypto: Hashbatch::SHA1 keeps its incremental
 # state in an OpenSSL SHA_CTX.
+# Every ext/hashbatch/*.c is compiled (mkmf's default sources: a new file
+# needs no edit here); engine_parts.h lists the engine's files.
 require "mkmf"
 
 inc_dir, lib_dir = dir_config("hashbatch")
