@@ -68,6 +68,11 @@ void *hb_cpu_worker_main(void *worker);
  * the CPU pool, delivers and frees it (worker_cpu.c). */
 void hb_cpu_run_batch(hb_engine *e, hb_batch *b);
 extern const hb_take_limits hb_cpu_take_limits;
+
+/* hb_batch_keep_going: the hb_cpu_watch callback of work on a batch (ctx
+ * is the hb_batch): counts the bytes, and answers 0 once the batch is not
+ * wanted any more (hb_batch_stop_reason) (worker_cpu.c). */
+int hb_batch_keep_going(void *batch, uint64_t bytes);
 void *hb_device_worker_main(void *worker);
 
 /* hb_engine_count_batch: a batch a worker is about to deliver (counted

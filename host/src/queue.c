@@ -230,8 +230,10 @@ static hb_batch *take_jobs(hb_queue *q, const hb_take_limits *limits)
     if (nslices == 0)
         return NULL;
     hb_batch *b = batch_alloc(nslices, n);
-    if (b != NULL)
+    if (b != NULL) {
+        b->queue = q;
         walk_take(q, limits, move_into_batch, b, &filled);
+    }
     return b;
 }
 
@@ -242,6 +244,7 @@ hb_batch *hb_queue_take_own(hb_queue *q, hb_job *j, const hb_take_limits *limits
     take_state t = {0, 0, 0};
     size_t k = atomic_load(&q->cpu_takes_jobs) && j->queued ? messages_fitting(j, limits, &t) : 0;
     if (k > 0 && (b = batch_alloc(1, k)) != NULL) {
+        b->queue = q;
         hb_job *prev = NULL;
         for (hb_job *it = q->head; it != j; it = it->queue_next)
             prev = it;
@@ -388,4 +391,29 @@ void hb_batch_free(hb_batch *b)
     if (!b->borrowed)
         free(b->digests);
     free(b);
+}
+
+hb_status hb_batch_stop_reason(const hb_batch *b)
+{
+    if (b->queue != NULL && atomic_load(&b->queue->closing))
+        return HB_ERR_CLOSED;
+    for (size_t s = 0; s < b->nslices; s++)
+        if (hb_job_stopped(b->slices[s].job) == HB_OK)
+            return HB_OK; /* one job still wants its digests */
+    return b->nslices > 0 ? HB_ERR_CANCELLED : HB_OK;
+}
+
+void hb_batch_abandon(hb_batch *b, hb_status reason)
+{
+    for (size_t s = 0; s < b->nslices; s++) {
+        hb_job *j = b->slices[s].job;
+        hb_status own = hb_job_stopped(j);
+        hb_job_abandon(j, b->slices[s].count, own != HB_OK ? own : reason);
+    }
+}
+
+void hb_batch_count_work(hb_batch *b, uint64_t bytes)
+{
+    for (size_t s = 0; s < b->nslices; s++)
+        hb_job_count_work(b->slices[s].job, bytes);
 }

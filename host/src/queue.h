@@ -36,7 +36,8 @@ typedef struct hb_batch {
     int borrowed;       /* one slice: msgs and digests point into its job */
     size_t n;
     uint64_t bytes;
-    struct hb_batch *next; /* in the fallback list, or a worker's list */
+    struct hb_queue *queue; /* the queue it was taken from */
+    struct hb_batch *next;  /* in the fallback list, or a worker's list */
 } hb_batch;
 
 typedef struct {
@@ -112,5 +113,19 @@ void hb_queue_depth(hb_queue *q, uint64_t *messages, uint64_t *jobs);
  * counts them finished with `status` (results are not copied unless OK). */
 void hb_batch_deliver(hb_batch *b, hb_status status);
 void hb_batch_free(hb_batch *b);
+
+/* hb_batch_stop_reason: HB_OK while b's work is wanted; HB_ERR_CLOSED once
+ * its queue is closing; HB_ERR_CANCELLED once every job it carries has
+ * been cancelled. Lock-free: workers ask between the chunks of a batch. */
+hb_status hb_batch_stop_reason(const hb_batch *b);
+
+/* hb_batch_abandon: b's messages will not be done: each slice is counted
+ * abandoned for its job, with the job's own cancel reason if it has one,
+ * else `reason`. Nothing is written to the jobs' outputs. */
+void hb_batch_abandon(hb_batch *b, hb_status reason);
+
+/* hb_batch_count_work: `bytes` of b's messages were just hashed (a chunk
+ * finished); counted for each job of b (hb_testing_job_work). */
+void hb_batch_count_work(hb_batch *b, uint64_t bytes);
 
 #endif /* HB_QUEUE_H */

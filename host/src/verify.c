@@ -9,11 +9,10 @@
  */
 #include "verify.h"
 
-#include "sha1_openssl.h"
+#include "backend_cpu.h"
 
 #include <stdlib.h>
 #include <string.h>
-
 
 uint64_t hb_random_next(uint64_t *state)
 {
@@ -72,8 +71,8 @@ static size_t unique_indices(size_t *which, size_t count)
     return kept;
 }
 
-static size_t *choose_indices(size_t n, hb_verify_mode mode, unsigned per_mille,
-                              const size_t *must, size_t nmust, uint64_t *rng, size_t *count)
+static size_t *choose_indices(size_t n, hb_verify_mode mode, unsigned per_mille, const size_t *must,
+                              size_t nmust, uint64_t *rng, size_t *count)
 {
     size_t drawn = mode == HB_VERIFY_FULL ? n : sample_size(n, per_mille);
     size_t extra = mode == HB_VERIFY_FULL ? 0 : nmust;
@@ -95,9 +94,9 @@ static size_t *choose_indices(size_t n, hb_verify_mode mode, unsigned per_mille,
     return which;
 }
 
-hb_status hb_verify_batch(const hb_msg *m, size_t n, const hb_digest *got,
-                          hb_verify_mode mode, unsigned per_mille, const size_t *must,
-                          size_t nmust, uint64_t *rng, hb_verify_result *result)
+hb_status hb_verify_batch(const hb_msg *m, size_t n, const hb_digest *got, hb_verify_mode mode,
+                          unsigned per_mille, const size_t *must, size_t nmust, uint64_t *rng,
+                          hb_cpu_watch *watch, hb_verify_result *result)
 {
     *result = (hb_verify_result){0, 0};
     if (mode == HB_VERIFY_OFF || n == 0)
@@ -106,13 +105,18 @@ hb_status hb_verify_batch(const hb_msg *m, size_t n, const hb_digest *got,
     size_t *which = choose_indices(n, mode, per_mille, must, nmust, rng, &count);
     if (which == NULL)
         return HB_ERR_NO_MEMORY;
-    for (size_t k = 0; k < count; k++) {
+    hb_status st = HB_OK;
+    for (size_t k = 0; k < count && st == HB_OK; k++) {
         hb_digest expected;
-        hb_sha1_openssl(m[which[k]].data, m[which[k]].len, expected);
+        if (!hb_cpu_sha1_watched(&m[which[k]], expected, watch)) {
+            st = HB_ERR_CANCELLED;
+            break;
+        }
+        result->checked++;
         if (memcmp(expected, got[which[k]], sizeof(hb_digest)) != 0)
             result->mismatches++;
     }
-    result->checked = count;
+    hb_cpu_watch_flush(watch);
     free(which);
-    return HB_OK;
+    return st;
 }

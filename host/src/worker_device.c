@@ -9,6 +9,11 @@
  * short work too, so a huge message does not hold small jobs up. On a
  * device error everything in flight goes back, whole, to the CPU pool (or
  * fails, without fallback); a mismatch or repeated errors quarantine it.
+ * Before each launch it asks whether the batch is still wanted (its jobs
+ * cancelled, or the engine closing): if not, it enqueues no more, collects
+ * what is in flight (the device reads the caller's bytes and writes its
+ * states) and drops the batch, whose jobs then end at once; verification
+ * stops the same way between pieces.
  * Must not: call OpenCL except through backend_opencl.c, or let any batch
  * it took go undelivered.
  */
@@ -33,6 +38,8 @@ typedef struct device_batch {
     hb_span uniform_span;      /* the bytes every uniform launch reads */
     size_t launches;           /* launches enqueued (or to be) */
     size_t collected;
+    hb_status stopped; /* not HB_OK: no more launches; dropped once
+                          those enqueued are collected */
     struct device_batch *next;
 } device_batch;
 
@@ -80,23 +87,43 @@ static size_t *one_per_launch(const device_batch *db, uint64_t *rng)
     return picks;
 }
 
+/* A batch nobody wants any more, its launches all collected: dropped. */
+static void drop_batch(device_loop *loop, device_batch *db, hb_status reason)
+{
+    unlink_batch(loop, db);
+    hb_engine_count_batch(loop->engine, loop->worker, NULL, 0, db->collected);
+    hb_batch_abandon(db->batch, reason);
+    hb_batch_free(db->batch);
+    free_device_batch(db);
+}
+
 /* The batch's results are in: verify them and deliver, or hand back. */
 static void complete_batch(device_loop *loop, device_batch *db)
 {
     hb_engine *e = loop->engine;
     hb_batch *b = db->batch;
-    unlink_batch(loop, db);
+    hb_status stop = db->stopped != HB_OK ? db->stopped : hb_batch_stop_reason(b);
+    if (stop != HB_OK) {
+        drop_batch(loop, db, stop);
+        return;
+    }
     if (db->uniform_per_launch == 0)
         hb_states_to_digests(b->digests, b->n);
     uint64_t rng = hb_engine_next_random(e);
     hb_verify_result check = {0, 0};
+    hb_cpu_watch watch = {hb_batch_keep_going, b, 0, 0};
     size_t *picks = one_per_launch(db, &rng);
     hb_status st = picks == NULL ? HB_ERR_NO_MEMORY
                                  : hb_verify_batch(b->msgs, b->n, (const hb_digest *)b->digests,
                                                    e->settings.verify, e->settings.sample_per_mille,
-                                                   picks, db->launches, &rng, &check);
+                                                   picks, db->launches, &rng, &watch, &check);
     free(picks);
     hb_engine_count_verify(e, check.checked, check.mismatches);
+    if (st == HB_ERR_CANCELLED) {
+        drop_batch(loop, db, hb_batch_stop_reason(b));
+        return;
+    }
+    unlink_batch(loop, db);
     hb_engine_count_batch(e, loop->worker, NULL, 0, db->launches);
     if (st != HB_OK || check.mismatches > 0) {
         /* never deliver a doubtful batch: the CPU recomputes all of it */
@@ -141,6 +168,21 @@ static void fail_all(device_loop *loop)
     }
 }
 
+/* The message bytes launch k of db hashes (its lanes' blocks). */
+static uint64_t launch_bytes(const device_batch *db, size_t k)
+{
+    if (db->uniform_per_launch > 0) {
+        size_t first = k * db->uniform_per_launch, n = db->batch->n - first;
+        n = n < db->uniform_per_launch ? n : db->uniform_per_launch;
+        return (uint64_t)n * db->batch->msgs[0].len;
+    }
+    const hb_launch *launch = &db->plan.launches[k];
+    uint64_t blocks = 0;
+    for (size_t l = 0; l < launch->nsteps; l++)
+        blocks += db->plan.steps[launch->first_step + l].nblocks;
+    return blocks * HB_BLOCK_BYTES;
+}
+
 static void collect_one(device_loop *loop)
 {
     void *tag = NULL;
@@ -149,21 +191,42 @@ static void collect_one(device_loop *loop)
         return;
     }
     device_batch *db = tag;
+    hb_batch_count_work(db->batch, launch_bytes(db, db->collected));
     if (++db->collected == db->launches)
         complete_batch(loop, db);
 }
 
-static void enqueue_launch(device_loop *loop, device_batch *db, size_t k)
+/* Before launch k of db: if the batch is not wanted any more, it gets no
+ * more launches (those in flight are collected as usual, then it is
+ * dropped). Returns 1 if it stopped. */
+static int stop_if_unwanted(device_loop *loop, device_batch *db, size_t k)
+{
+    hb_status reason = hb_batch_stop_reason(db->batch);
+    if (reason == HB_OK)
+        return 0;
+    db->stopped = reason;
+    db->launches = k;
+    if (db->collected == db->launches)
+        complete_batch(loop, db); /* nothing in flight: dropped now */
+    return 1;
+}
+
+/* Enqueues launch k of db; returns 0 when it did not (an error, or the
+ * batch stopped). */
+static int enqueue_launch(device_loop *loop, device_batch *db, size_t k)
 {
     while (!loop->broken && hb_opencl_free_slots(loop->cl) == 0)
         collect_one(loop);
     while (!loop->broken && db->plan.launches[k].continues && hb_opencl_in_flight(loop->cl) > 0)
         collect_one(loop);
-    if (loop->broken)
-        return;
+    if (loop->broken || stop_if_unwanted(loop, db, k))
+        return 0;
     if (hb_opencl_enqueue(loop->cl, &db->plan, k, db->batch->msgs, db->batch->digests,
-                          &loop->engine->faults, db, &loop->engine->error) != HB_OK)
+                          &loop->engine->faults, db, &loop->engine->error) != HB_OK) {
         fail_all(loop);
+        return 0;
+    }
+    return 1;
 }
 
 static void run_batch(device_loop *loop, hb_batch *b, int may_interleave);
@@ -192,26 +255,30 @@ static size_t uniform_launch_size(const device_loop *loop, const hb_batch *b, hb
     return per < HB_LANES ? HB_LANES : per / HB_LANES * HB_LANES;
 }
 
-static void enqueue_uniform(device_loop *loop, device_batch *db, size_t k)
+static int enqueue_uniform(device_loop *loop, device_batch *db, size_t k)
 {
     while (!loop->broken && hb_opencl_free_slots(loop->cl) == 0)
         collect_one(loop);
-    if (loop->broken)
-        return;
+    if (loop->broken || stop_if_unwanted(loop, db, k))
+        return 0;
     hb_batch *b = db->batch;
     size_t first = k * db->uniform_per_launch, n = b->n - first;
     n = n < db->uniform_per_launch ? n : db->uniform_per_launch;
     if (hb_opencl_enqueue_uniform(loop->cl, b->msgs + first, n, &db->uniform_span,
                                   b->digests + first, &loop->engine->faults, db,
-                                  &loop->engine->error) != HB_OK)
+                                  &loop->engine->error) != HB_OK) {
         fail_all(loop);
+        return 0;
+    }
+    return 1;
 }
 
 /* A batch of short messages of one length: uniform launches. */
 static void run_uniform_batch(device_loop *loop, device_batch *db)
 {
-    for (size_t k = 0; !loop->broken && k < db->launches; k++)
-        enqueue_uniform(loop, db, k);
+    size_t launches = db->launches;
+    for (size_t k = 0; k < launches && enqueue_uniform(loop, db, k); k++)
+        ;
 }
 
 static void run_batch(device_loop *loop, hb_batch *b, int may_interleave)
@@ -242,12 +309,14 @@ static void run_batch(device_loop *loop, hb_batch *b, int may_interleave)
     db->next = loop->in_flight;
     loop->in_flight = db;
     loop->broken = 0;
-    /* an error frees db along with everything in flight: test broken first */
-    for (size_t k = 0; !loop->broken && k < db->plan.nlaunches; k++) {
+    /* an error frees db along with everything in flight, and a stop may
+     * free it: after either, db is not touched again */
+    size_t launches = db->plan.nlaunches;
+    for (size_t k = 0; k < launches; k++) {
         if (may_interleave && db->plan.launches[k].continues)
             interleave_short_work(loop);
-        if (!loop->broken)
-            enqueue_launch(loop, db, k);
+        if (loop->broken || !enqueue_launch(loop, db, k))
+            break;
     }
 }
 

@@ -22,6 +22,14 @@
  * destroyed mutex). The close there is hb_testing_shut_down, which is
  * hb_engine_close without the final free, so that the racing threads'
  * calls never land on freed memory; hb_engine_close frees afterwards.
+ * (g) cancelling a job of long messages (4 x 256 MiB) once it is under
+ * way (issue 11, defect 2): the job ends HB_ERR_CANCELLED, and the bytes
+ * the engine hashed for it after the cancel (hb_testing_job_work) stay
+ * within what was in flight at that moment (each device's ring of launches
+ * plus one staging buffer, two pieces per CPU thread), far below what was
+ * left; hb_job_free of such a job and a close with one running end the
+ * same way; the engine hashes correctly afterwards. No clock is read: the
+ * bound is on work, not time.
  * Backends: cpu, opencl, auto with "all".
  *
  * HB_TEST_SCALE (a divisor, default 1) shrinks the iteration counts.
@@ -771,6 +779,155 @@ START_TEST(close_races_submits)
 }
 END_TEST
 
+/* ---- (g) cancel between the chunks of long messages ---------------- */
+
+#define LONG_MSGS 4
+#define LONG_LEN ((size_t)256 << 20)
+#define LONG_STAGING ((size_t)1 << 20)
+#define LONG_RING 3u
+#define LONG_THREADS 2u
+#define LONG_TRIES 8
+
+/* Variant i with a known ring, staging and pool, for the in-flight bound. */
+static hb_engine *open_long(int i)
+{
+    hb_config cfg;
+    variant_config(&cfg, i);
+    cfg.staging_bytes = LONG_STAGING;
+    cfg.ring_depth = LONG_RING;
+    cfg.cpu_threads = LONG_THREADS;
+    return tu_open_cfg(&cfg);
+}
+
+/* What may still be hashed for a job after its cancel: every launch a
+ * device had in flight (its ring) and one more it was about to start,
+ * each at most a staging buffer; two CPU pieces (2 MiB each) per pool
+ * thread, hashed or verified. */
+static uint64_t in_flight_bound(const hb_engine *e)
+{
+    hb_stats st = stats_of(e);
+    unsigned devices = st.ndevices > 0 ? st.ndevices - 1 : 0;
+    return (uint64_t)devices * (LONG_RING + 1) * LONG_STAGING +
+           (uint64_t)LONG_THREADS * 2 * ((uint64_t)2 << 20);
+}
+
+/* Waits until the engine has hashed some of j (it is under way). */
+static void wait_until_started(hb_job *j)
+{
+    uint64_t done = 0, at_cancel = 0;
+    while (done == 0 && hb_job_wait(j, 0) == HB_ERR_TIMEOUT) {
+        ck_assert_int_eq(hb_testing_job_work(j, &done, &at_cancel), HB_OK);
+        usleep(200);
+    }
+}
+
+/* The engine still hashes right, and nothing is left queued. */
+static void check_still_works(hb_engine *e, int i)
+{
+    tu_msgset s;
+    tu_msgset_random(&s, 200, 100000, 0x10Fu + (uint64_t)i);
+    hb_digest *got = tu_digests(s.n);
+    tu_batch(e, s.m, s.n, got);
+    tu_assert_digests(s.m, s.n, s.want, got, "after a long cancel");
+    ck_assert_uint_eq(stats_of(e).queue_messages, 0);
+    free(got);
+    tu_msgset_free(&s);
+}
+
+/* One try: submit the long job, cancel (or free) it once under way.
+ * Returns 1 if the cancel came before the job was all hashed (else it
+ * had finished first, and the try proves nothing). */
+static int cancel_long_job(int i, const hb_msg *m, int by_free, uint64_t total)
+{
+    hb_engine *e = open_long(i);
+    uint64_t bound = in_flight_bound(e);
+    hb_digest out[LONG_MSGS];
+    hb_job *j;
+    ck_assert_int_eq(hb_submit(e, m, LONG_MSGS, out, &j), HB_OK);
+    wait_until_started(j);
+    alarm(120);
+    ck_assert_int_eq(hb_job_cancel(j), HB_OK); /* hb_job_free: cancel, release */
+    alarm(0);
+    uint64_t done = 0, at_cancel = 0;
+    ck_assert_int_eq(hb_testing_job_work(j, &done, &at_cancel), HB_OK);
+    hb_status outcome = hb_job_wait(j, 0);
+    if (by_free)
+        hb_job_free(j);
+    int landed = at_cancel > 0 && at_cancel < total;
+    if (landed) {
+        uint64_t after = done - at_cancel;
+        fprintf(stderr, "%s: %s: %llu KiB of %llu MiB hashed at the cancel, %llu KiB after "
+                "(bound %llu KiB)\n", variants[i].name, by_free ? "free" : "cancel",
+                (unsigned long long)(at_cancel >> 10), (unsigned long long)(total >> 20),
+                (unsigned long long)(after >> 10), (unsigned long long)(bound >> 10));
+        ck_assert_msg(outcome == HB_ERR_CANCELLED, "%s: a job cancelled half-way ended %s",
+                      variants[i].name, hb_status_name(outcome));
+        ck_assert_msg(after <= bound, "%s: %llu bytes hashed for the job after its cancel, "
+                      "more than the %llu in flight at most", variants[i].name,
+                      (unsigned long long)after, (unsigned long long)bound);
+    }
+    check_still_works(e, i);
+    if (!by_free)
+        hb_job_free(j);
+    hb_engine_close(e);
+    return landed;
+}
+
+/* One try with close instead: the running job ends HB_ERR_CLOSED at its
+ * next chunk, before it is all hashed. Returns 1 if close came first. */
+static int close_during_long_job(int i, const hb_msg *m, uint64_t total)
+{
+    hb_engine *e = open_long(i);
+    hb_digest out[LONG_MSGS];
+    hb_job *j;
+    ck_assert_int_eq(hb_submit(e, m, LONG_MSGS, out, &j), HB_OK);
+    wait_until_started(j);
+    uint64_t before = 0, done = 0, at_cancel = 0;
+    ck_assert_int_eq(hb_testing_job_work(j, &before, &at_cancel), HB_OK);
+    alarm(120);
+    hb_engine_close(e);
+    alarm(0);
+    ck_assert_int_eq(hb_testing_job_work(j, &done, &at_cancel), HB_OK);
+    hb_status outcome = hb_job_wait(j, 0);
+    hb_job_free(j);
+    if (before >= total)
+        return 0; /* it was all hashed before close began */
+    fprintf(stderr, "%s: close: %llu KiB hashed before it, %llu KiB in all\n",
+            variants[i].name, (unsigned long long)(before >> 10),
+            (unsigned long long)(done >> 10));
+    ck_assert_msg(outcome == HB_ERR_CLOSED || done >= total,
+                  "%s: a job half-way at close ended %s", variants[i].name,
+                  hb_status_name(outcome));
+    return outcome == HB_ERR_CLOSED;
+}
+
+START_TEST(cancel_stops_long_messages)
+{
+    uint8_t *data = malloc(LONG_LEN);
+    ck_assert_ptr_nonnull(data);
+    tu_rng r;
+    tu_rng_seed(&r, 0x1046u);
+    tu_rng_fill(&r, data, 1u << 20);
+    for (size_t at = 1u << 20; at < LONG_LEN; at += 1u << 20)
+        memcpy(data + at, data, 1u << 20);
+    hb_msg m[LONG_MSGS];
+    for (int k = 0; k < LONG_MSGS; k++)
+        m[k] = (hb_msg){data + k * 64, LONG_LEN - (size_t)k * 64};
+    uint64_t total = 0;
+    for (int k = 0; k < LONG_MSGS; k++)
+        total += m[k].len;
+    for (int how = 0; how < 3; how++) {
+        int landed = 0;
+        for (int t = 0; t < LONG_TRIES && !landed; t++)
+            landed = how < 2 ? cancel_long_job(_i, m, how, total)
+                             : close_during_long_job(_i, m, total);
+        ck_assert_msg(landed, "%s: in %d tries the job was always all hashed before its %s",
+                      variants[_i].name, LONG_TRIES, how == 2 ? "close" : "cancel");
+    }
+    free(data);
+}
+END_TEST
+
 static Suite *cancel_close_suite(void)
 {
     Suite *s = suite_create("cancel_close");
@@ -790,6 +947,10 @@ static Suite *cancel_close_suite(void)
     tc = tcase_create("close_race");
     tcase_set_timeout(tc, 400);
     tcase_add_loop_test(tc, close_races_submits, 0, NVARIANTS);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("cancel_long");
+    tcase_set_timeout(tc, 400);
+    tcase_add_loop_test(tc, cancel_stops_long_messages, 0, NVARIANTS);
     suite_add_tcase(s, tc);
     return s;
 }
