@@ -3,14 +3,18 @@
  *
  * Covers: NULL arguments to hb_sha1_batch, hb_engine_open, hb_engine_stats
  * and hb_devices_list; a message with NULL data (the last error names its
- * index); n = 0; unknown device specs; unknown backend/verify names, in
+ * index); n = 0; device specs that are malformed or match no device,
+ * refused with HB_ERR_BAD_DEVICE_SPEC by every backend (cpu too, which
+ * accepts and ignores one that matches a device), from the config or
+ * HASHBATCH_DEVICE, the last error naming the spec; unknown backend/verify names, in
  * the config, the parsers and the environment (HASHBATCH_BACKEND,
  * HASHBATCH_VERIFY); the status strings and names; and a machine with no
  * OpenCL at all, simulated for real by re-running this binary in a child
  * process with OCL_ICD_VENDORS pointing at an empty directory (so the ICD
  * loader finds no platform): backend opencl fails with HB_ERR_NO_OPENCL,
- * backend auto falls back to the CPU and works, and hb_devices_list
- * reports 0 devices with HB_OK.
+ * backend auto falls back to the CPU and works, a named device is a bad
+ * spec for every backend ("all" excepted), and hb_devices_list reports 0
+ * devices with HB_OK.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -120,17 +124,82 @@ START_TEST(test_open_null_out)
 }
 END_TEST
 
+/* Specs no device answers to, and malformed ones, for every backend. */
+static const char *const bad_specs[] = {"no-such-device-xyz", "7:9", "0:99", "99:0",
+                                        "garbage", "1:", ":0", "0:0:0", "a:b",
+                                        "0:-1", " ", "gpu\n"};
+static const hb_backend_kind all_backends[] = {HB_BACKEND_OPENCL, HB_BACKEND_AUTO,
+                                               HB_BACKEND_CPU};
+
+/* open_expect_bad_spec: opening with spec (from cfg->device or
+ * HASHBATCH_DEVICE) fails with HB_ERR_BAD_DEVICE_SPEC, naming it. */
+static void open_expect_bad_spec(hb_backend_kind kind, const char *spec, int from_env)
+{
+    hb_config cfg;
+    char what[128];
+    tu_config(&cfg, kind);
+    if (from_env) {
+        cfg.use_environment = 1;
+        setenv("HASHBATCH_DEVICE", spec, 1);
+    } else {
+        cfg.device = spec;
+    }
+    snprintf(what, sizeof what, "backend %s, %s \"%s\"", hb_backend_name(kind),
+             from_env ? "HASHBATCH_DEVICE" : "device", spec);
+    open_expect(&cfg, HB_ERR_BAD_DEVICE_SPEC, what);
+    char quoted[64];
+    snprintf(quoted, sizeof quoted, "'%s'", spec);
+    ck_assert_msg(strstr(hb_engine_last_error(NULL), quoted) != NULL,
+                  "%s: the last error does not name the spec: %s", what,
+                  hb_engine_last_error(NULL));
+    unsetenv("HASHBATCH_DEVICE");
+}
+
 START_TEST(test_open_bad_device_spec)
 {
-    static const char *const specs[] = {"no-such-device-xyz", "7:9", "0:99",
-                                        "99:0"};
-    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+    for (size_t b = 0; b < 3; b++)
+        for (size_t i = 0; i < sizeof bad_specs / sizeof bad_specs[0]; i++)
+            open_expect_bad_spec(all_backends[b], bad_specs[i], 0);
+}
+END_TEST
+
+/* HASHBATCH_DEVICE=garbage: the same status as in the config. */
+START_TEST(test_open_bad_device_env)
+{
+    for (size_t b = 0; b < 3; b++) {
+        open_expect_bad_spec(all_backends[b], "garbage", 1);
+        open_expect_bad_spec(all_backends[b], "3:", 1);
+    }
+}
+END_TEST
+
+/* Backend cpu accepts (and ignores) a spec that matches a device. */
+START_TEST(test_cpu_accepts_good_spec)
+{
+    hb_device_info info[8];
+    size_t n = 0;
+    ck_assert_int_eq(hb_devices_list(info, 8, &n), HB_OK);
+    ck_assert_uint_ge(n, 1);
+    char pd[32];
+    snprintf(pd, sizeof pd, "%u:%u", info[0].platform_index, info[0].device_index);
+    const char *specs[] = {"all", pd, hb_device_type_name(info[0].type), info[0].name};
+    for (size_t i = 0; i < 4; i++) {
         hb_config cfg;
-        char what[96];
-        tu_config(&cfg, HB_BACKEND_OPENCL);
+        tu_config(&cfg, HB_BACKEND_CPU);
         cfg.device = specs[i];
-        snprintf(what, sizeof what, "device \"%s\"", specs[i]);
-        open_expect(&cfg, HB_ERR_BAD_DEVICE_SPEC, what);
+        hb_engine *e = tu_open_cfg(&cfg);
+        ck_assert_int_eq(hb_engine_backend(e), HB_BACKEND_CPU);
+        hb_stats st;
+        ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
+        ck_assert_uint_eq(st.ndevices, 1); /* the pool only: the spec is ignored */
+        tu_msgset s;
+        tu_msgset_random(&s, 50, 3000, 5 + i);
+        hb_digest *got = tu_digests(s.n);
+        tu_batch(e, s.m, s.n, got);
+        tu_assert_digests(s.m, s.n, s.want, got, specs[i]);
+        free(got);
+        tu_msgset_free(&s);
+        hb_engine_close(e);
     }
 }
 END_TEST
@@ -314,6 +383,26 @@ START_TEST(test_child_auto_uses_cpu)
 }
 END_TEST
 
+/* No device at all: a named device is a bad spec for every backend; "all"
+ * (every device, none here) is not: cpu and auto open the pool. */
+START_TEST(test_child_specs_without_devices)
+{
+    for (size_t b = 0; b < 3; b++) {
+        open_expect_bad_spec(all_backends[b], "gpu", 0);
+        open_expect_bad_spec(all_backends[b], "0:0", 0);
+        open_expect_bad_spec(all_backends[b], "1:x", 0);
+    }
+    for (size_t b = 1; b < 3; b++) {
+        hb_config cfg;
+        tu_config(&cfg, all_backends[b]);
+        cfg.device = "all";
+        hb_engine *e = tu_open_cfg(&cfg);
+        ck_assert_int_eq(hb_engine_backend(e), HB_BACKEND_CPU);
+        hb_engine_close(e);
+    }
+}
+END_TEST
+
 START_TEST(test_child_no_devices)
 {
     size_t count = 12345;
@@ -334,6 +423,7 @@ static Suite *child_suite(void)
     tcase_add_test(tc, test_child_opencl_fails);
     tcase_add_test(tc, test_child_auto_uses_cpu);
     tcase_add_test(tc, test_child_no_devices);
+    tcase_add_test(tc, test_child_specs_without_devices);
     suite_add_tcase(s, tc);
     return s;
 }
@@ -382,6 +472,8 @@ static Suite *errors_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_open_null_out);
     tcase_add_test(tc, test_open_bad_device_spec);
+    tcase_add_test(tc, test_open_bad_device_env);
+    tcase_add_test(tc, test_cpu_accepts_good_spec);
     tcase_add_test(tc, test_open_bad_enum_values);
     tcase_add_test(tc, test_open_bad_environment);
     tcase_add_test(tc, test_environment_overrides);

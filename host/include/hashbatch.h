@@ -117,9 +117,14 @@ typedef struct {
     hb_backend_kind backend;
     /* Which OpenCL devices: "all", "gpu", "cpu", "P:D" (platform and device
      * indices as `hashbatch devices` lists them) or a case-insensitive
-     * substring of the device or platform name. NULL means the default:
-     * the first GPU, else the first OpenCL CPU device. The string is
-     * copied by hb_engine_open. */
+     * substring of the device or platform name. NULL (or "") means the
+     * default: the first GPU, else the first OpenCL CPU device. Every
+     * backend checks a spec: one that is malformed (a colon that is not
+     * P:D, a control character, only blanks) or matches no device (also
+     * when there is none; "all" excepted) fails hb_engine_open with
+     * HB_ERR_BAD_DEVICE_SPEC. With backend cpu a spec that matches a
+     * device is accepted and ignored (the pool uses no device). The string
+     * is copied by hb_engine_open. */
     const char *device;
     hb_verify_mode verify;
     unsigned cpu_threads;      /* CPU pool threads; 0: one per online core */
@@ -176,7 +181,9 @@ HB_API const char *hb_verify_name(hb_verify_mode mode);
  * Returns HB_OK; HB_ERR_NULL_ARGUMENT (out NULL); HB_ERR_INVALID_ARGUMENT
  * (an unknown backend or verify value, in cfg or the environment);
  * HB_ERR_NO_OPENCL (backend opencl and no OpenCL device at all);
- * HB_ERR_BAD_DEVICE_SPEC (the spec selects no device); HB_ERR_BUILD_FAILED
+ * HB_ERR_BAD_DEVICE_SPEC (the spec, from cfg or HASHBATCH_DEVICE, is
+ * malformed or selects no device, whatever the backend; the last error
+ * names it); HB_ERR_BUILD_FAILED
  * (the build log is in the last error); HB_ERR_DEVICE; HB_ERR_NO_MEMORY;
  * HB_ERR_THREAD. Blocks while the kernel builds (up to seconds the first
  * time a device sees it; pocl caches the result). Thread-safe. */

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #define MAX_PLATFORMS 16u
 #define MAX_DEVICES_PER_PLATFORM 64u
 
@@ -56,8 +55,7 @@ static void describe_device(hb_cl_device *d, const char *platform_name)
     query_string(d->device, CL_DEVICE_NAME, info->name, sizeof info->name);
     query_string(d->device, CL_DEVICE_VENDOR, info->vendor, sizeof info->vendor);
     query_string(d->device, CL_DEVICE_VERSION, info->version, sizeof info->version);
-    query_string(d->device, CL_DRIVER_VERSION, info->driver_version,
-                 sizeof info->driver_version);
+    query_string(d->device, CL_DRIVER_VERSION, info->driver_version, sizeof info->driver_version);
 
     cl_device_type type = 0;
     cl_uint units = 0, clock = 0;
@@ -105,8 +103,7 @@ hb_status hb_cl_enumerate(hb_cl_device **out, size_t *count)
     *count = 0;
     cl_platform_id platforms[MAX_PLATFORMS];
     cl_uint nplatforms = 0;
-    if (clGetPlatformIDs(MAX_PLATFORMS, platforms, &nplatforms) != CL_SUCCESS ||
-        nplatforms == 0)
+    if (clGetPlatformIDs(MAX_PLATFORMS, platforms, &nplatforms) != CL_SUCCESS || nplatforms == 0)
         return HB_OK; /* no ICD, or no platform: no devices */
     if (nplatforms > MAX_PLATFORMS)
         nplatforms = MAX_PLATFORMS;
@@ -156,10 +153,36 @@ static int contains_ignoring_case(const char *haystack, const char *needle)
     return n == 0;
 }
 
+/* P:D: two decimal numbers (digits only) around one colon. */
 static int parse_index_pair(const char *spec, unsigned *platform, unsigned *device)
 {
     char tail;
+    size_t p = strspn(spec, "0123456789");
+    if (p == 0 || spec[p] != ':' || strspn(spec + p + 1, "0123456789") == 0)
+        return 0;
     return sscanf(spec, "%u:%u%c", platform, device, &tail) == 2;
+}
+
+/* A spec no device could ever answer to: a colon that is not P:D, a
+ * control character, or nothing but blanks (any name contains a blank). */
+static int spec_is_malformed(const char *spec)
+{
+    unsigned p, d;
+    int blanks_only = 1;
+    for (const char *c = spec; *c; c++) {
+        if (iscntrl((unsigned char)*c))
+            return 1;
+        blanks_only &= *c == ' ';
+    }
+    return blanks_only || (strchr(spec, ':') != NULL && !parse_index_pair(spec, &p, &d));
+}
+
+static hb_status malformed(const char *spec, hb_error_slot *err)
+{
+    return hb_error_set(err, HB_ERR_BAD_DEVICE_SPEC,
+                        "device spec '%s' is malformed (specs: all, gpu, cpu, accelerator, "
+                        "P:D with two numbers, or a name substring)",
+                        spec);
 }
 
 static int spec_matches(const hb_cl_device *d, const char *spec)
@@ -185,9 +208,9 @@ static hb_status no_match(const hb_cl_device *devices, size_t count, const char 
     char names[1024] = "";
     size_t used = 0;
     for (size_t i = 0; i < count && used < sizeof names; i++)
-        used += (size_t)snprintf(names + used, sizeof names - used, "%s%u:%u %s",
-                                 i ? ", " : "", devices[i].info.platform_index,
-                                 devices[i].info.device_index, devices[i].info.name);
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s%u:%u %s", i ? ", " : "",
+                                 devices[i].info.platform_index, devices[i].info.device_index,
+                                 devices[i].info.name);
     return hb_error_set(err, HB_ERR_BAD_DEVICE_SPEC,
                         "device spec '%s' matches no available OpenCL device "
                         "(specs: all, gpu, cpu, accelerator, P:D or a name substring; "
@@ -195,10 +218,18 @@ static hb_status no_match(const hb_cl_device *devices, size_t count, const char 
                         spec, names);
 }
 
-hb_status hb_cl_select(const hb_cl_device *devices, size_t count, const char *spec,
-                       size_t *chosen, size_t *nchosen, hb_error_slot *err)
+hb_status hb_cl_select(const hb_cl_device *devices, size_t count, const char *spec, size_t *chosen,
+                       size_t *nchosen, hb_error_slot *err)
 {
     *nchosen = 0;
+    int named = spec != NULL && *spec != '\0';
+    if (named && spec_is_malformed(spec))
+        return malformed(spec, err);
+    if (count == 0 && named && strcmp(spec, "all") != 0)
+        return hb_error_set(err, HB_ERR_BAD_DEVICE_SPEC,
+                            "device spec '%s' matches no device: no OpenCL platform or "
+                            "device found",
+                            spec);
     if (count == 0)
         return hb_error_set(err, HB_ERR_NO_OPENCL,
                             "no OpenCL platform or device found (is an ICD such as "
@@ -206,8 +237,8 @@ hb_status hb_cl_select(const hb_cl_device *devices, size_t count, const char *sp
     if (spec == NULL || *spec == '\0') {
         long pick = hb_cl_auto_index(devices, count);
         if (pick < 0)
-            return hb_error_set(err, HB_ERR_NO_OPENCL,
-                                "%zu OpenCL devices found, none available", count);
+            return hb_error_set(err, HB_ERR_NO_OPENCL, "%zu OpenCL devices found, none available",
+                                count);
         chosen[(*nchosen)++] = (size_t)pick;
         return HB_OK;
     }
@@ -215,6 +246,22 @@ hb_status hb_cl_select(const hb_cl_device *devices, size_t count, const char *sp
         if (devices[i].info.available && spec_matches(&devices[i], spec))
             chosen[(*nchosen)++] = i;
     return *nchosen ? HB_OK : no_match(devices, count, spec, err);
+}
+
+hb_status hb_cl_check_spec(const char *spec, hb_error_slot *err)
+{
+    if (spec == NULL || *spec == '\0')
+        return HB_OK;
+    hb_cl_device *devices;
+    size_t count, nchosen;
+    if (hb_cl_enumerate(&devices, &count) != HB_OK)
+        return hb_error_set(err, HB_ERR_NO_MEMORY, "out of memory listing OpenCL devices");
+    size_t *chosen = calloc(count ? count : 1, sizeof *chosen);
+    hb_status st = chosen == NULL ? hb_error_set(err, HB_ERR_NO_MEMORY, "out of memory")
+                                  : hb_cl_select(devices, count, spec, chosen, &nchosen, err);
+    free(chosen);
+    free(devices);
+    return st == HB_ERR_NO_OPENCL ? HB_OK : st; /* "all" of no device */
 }
 
 hb_status hb_devices_list(hb_device_info *out, size_t cap, size_t *count)

@@ -31,9 +31,15 @@ long hb_cl_auto_index(const hb_cl_device *devices, size_t count);
 
 /* hb_cl_select: indices of the devices spec names (empty spec: the auto
  * one) into `chosen` (room for count), their number in *nchosen.
- * HB_ERR_NO_OPENCL when count is 0; HB_ERR_BAD_DEVICE_SPEC, with the
- * reason in err, when the spec is malformed or matches nothing. */
-hb_status hb_cl_select(const hb_cl_device *devices, size_t count, const char *spec,
-                       size_t *chosen, size_t *nchosen, hb_error_slot *err);
+ * HB_ERR_BAD_DEVICE_SPEC, with the reason (and the spec) in err, when the
+ * spec is malformed or matches nothing, also when there is no device at
+ * all; HB_ERR_NO_OPENCL when count is 0 and the spec is empty or "all". */
+hb_status hb_cl_select(const hb_cl_device *devices, size_t count, const char *spec, size_t *chosen,
+                       size_t *nchosen, hb_error_slot *err);
+
+/* hb_cl_check_spec: whether spec would select a device, for engines that
+ * open none (backend cpu): HB_OK for an empty spec, for "all", and for one
+ * that matches a device; else hb_cl_select's HB_ERR_BAD_DEVICE_SPEC. */
+hb_status hb_cl_check_spec(const char *spec, hb_error_slot *err);
 
 #endif /* HB_DEVICES_H */

@@ -99,20 +99,20 @@ static void describe(hb_engine *e, const char *why)
                  hb_cpu_has_sha_ni() ? "yes" : "no", why[0] ? " " : "", why);
 }
 
-/* Which devices to open: none for cpu; opencl must have one; auto falls
- * back to the pool, saying why. */
+/* Which devices to open: none for cpu (whose device spec must still be
+ * good: it is checked, then ignored); opencl must have one; auto falls
+ * back to the pool, saying why, unless the spec itself is bad. */
 static hb_status choose_devices(hb_engine *e, hb_opencl **opened, size_t *nopened, char *why,
                                 size_t why_size)
 {
     *nopened = 0;
     why[0] = '\0';
     if (e->settings.backend == HB_BACKEND_CPU)
-        return HB_OK;
+        return hb_cl_check_spec(e->settings.device, &e->error);
     hb_status st = open_devices(e, opened, nopened);
     if (st == HB_OK)
         return HB_OK;
-    int explicit_spec = e->settings.device[0] != '\0';
-    if (e->settings.backend == HB_BACKEND_OPENCL || (explicit_spec && st == HB_ERR_BAD_DEVICE_SPEC))
+    if (e->settings.backend == HB_BACKEND_OPENCL || st == HB_ERR_BAD_DEVICE_SPEC)
         return st;
     snprintf(why, why_size, "(auto: OpenCL unusable: %.300s)", hb_error_text(&e->error));
     e->error.text[0] = '\0';
