@@ -1,10 +1,21 @@
 /*
  * sha1.cl - SHA-1 compression over whole 64-byte blocks, many lanes per
- * launch.
+ * launch, in three kernels.
  *
- * Owns: the SHA-1 compression function and the device-side data layout.
- * Must not: pad messages, know message lengths or produce digests; the host
- * pads, packs and turns the final state into bytes (host/src/pack.c).
+ * Owns: the SHA-1 compression function and the device-side data layouts:
+ *   hb_sha1_blocks   blocks the host packed (any device): state in, blocks,
+ *                    state out, so a long message continues across launches;
+ *   hb_sha1_in_place whole blocks read straight from the caller's bytes,
+ *                    only the padded final blocks packed by the host (CPU
+ *                    devices sharing host memory); state in and out;
+ *   hb_sha1_uniform  messages of one short length, start to end in one
+ *                    launch: it builds the constant padding block of a
+ *                    length that is a multiple of 64 itself and writes each
+ *                    message's final digest bytes.
+ * Must not: pad a message whose length is not a multiple of 64 (the host
+ * packs those final blocks: host/src/pack.c, stage_in_place.c), or keep
+ * state between launches; the first two kernels produce lane states, which
+ * the host turns into digest bytes.
  *
  * Contract. A launch hashes ngroups groups of 16 lanes. Each lane has room
  * for `stride` blocks and runs the first lane_blocks[g * 16 + i] of them

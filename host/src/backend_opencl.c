@@ -367,7 +367,7 @@ static void pack_lanes(const launch_view *v, const hb_msg *m, uint32_t *blocks, 
             }
             counts[l] = lanes[lane].nblocks;
         }
-        hb_pack_group(blocks + g * group_words, v->launch->stride, lanes);
+        hb_pack_group(blocks + g * group_words, lanes);
     }
 }
 

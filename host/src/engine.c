@@ -20,6 +20,7 @@
 #include "backend_cpu.h"
 #include "devices.h"
 #include "engine_internal.h"
+#include "prng.h"
 
 #define DEFAULT_RING_DEPTH 3u
 #define INLINE_MESSAGES_MAX 64u
@@ -27,12 +28,11 @@
 
 /* ---- opening ----------------------------------------------------------- */
 
+/* The engine's generator state: the configured seed, else the clocks
+ * (any value is a valid splitmix64 state). */
 static uint64_t initial_seed(uint64_t seed)
 {
-    if (seed != 0)
-        return seed;
-    uint64_t mixed = hb_now_ns() * 0x9E3779B97F4A7C15ULL ^ (uint64_t)time(NULL);
-    return mixed ? mixed : 1;
+    return seed != 0 ? seed : hb_now_ns() ^ (uint64_t)time(NULL) << 32;
 }
 
 static hb_device_stats *add_stats_entry(hb_engine *e, const char *name, int is_cpu)
@@ -532,13 +532,9 @@ void hb_engine_quarantine(hb_engine *e, hb_worker *w)
 uint64_t hb_engine_next_random(hb_engine *e)
 {
     pthread_mutex_lock(&e->stats_lock);
-    uint64_t x = e->rng;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    e->rng = x;
+    uint64_t x = hb_prng_next(&e->rng);
     pthread_mutex_unlock(&e->stats_lock);
-    return x ? x : 1;
+    return x;
 }
 
 /* Batches hb_sha1_batch hashed on its caller's thread count as the pool's. */

@@ -56,7 +56,7 @@ struct hb_engine {
     hb_stats stats;
     hb_device_stats device_stats[HB_STATS_MAX_DEVICES];
     unsigned ndevice_stats;
-    uint64_t rng;
+    uint64_t rng; /* prng.h state: seeds each batch's sample */
 
     char description[1024];
 };
@@ -96,7 +96,7 @@ void hb_engine_count_device_error(hb_engine *e, hb_worker *w, size_t batches_han
  * CPU pool starts taking queued jobs. */
 void hb_engine_quarantine(hb_engine *e, hb_worker *w);
 
-/* hb_engine_next_random: a fresh non-zero seed for sampling. */
+/* hb_engine_next_random: a fresh seed (a prng.h state) for sampling. */
 uint64_t hb_engine_next_random(hb_engine *e);
 
 #endif /* HB_ENGINE_INTERNAL_H */

@@ -10,6 +10,8 @@
 
 #include <stdatomic.h>
 
+#include "prng.h"
+
 #ifdef HB_FAULT_INJECTION
 #define FAULTS_COMPILED_IN 1
 #else
@@ -29,18 +31,10 @@ void hb_fault_init(hb_fault_state *f)
     f->lost = 0;
 }
 
-static uint64_t next_random(uint64_t *x)
-{
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    return *x;
-}
-
 static int launch_is_faulted(hb_fault_state *f, uint64_t n)
 {
     if (f->chance_per_mille > 0)
-        return next_random(&f->random) % 1000 < f->chance_per_mille;
+        return hb_prng_below(&f->random, 1000) < f->chance_per_mille;
     return n % f->every == 0;
 }
 

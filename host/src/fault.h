@@ -22,7 +22,7 @@ typedef struct {
     hb_fault_kind kind;
     uint64_t every;
     unsigned chance_per_mille;
-    uint64_t random;
+    uint64_t random; /* prng.h state, for chance_per_mille */
     uint64_t launches;
     int lost; /* DEVICE_LOST has struck */
 } hb_fault_state;

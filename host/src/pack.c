@@ -81,17 +81,15 @@ void hb_pack_lane(uint32_t *group_words, unsigned lane, const hb_msg *msg,
     }
 }
 
-void hb_pack_group_scalar(uint32_t *group_words, uint32_t stride,
-                          const hb_pack_lane_desc lanes[16])
+void hb_pack_group_scalar(uint32_t *group_words, const hb_pack_lane_desc lanes[16])
 {
-    (void)stride;
     for (unsigned lane = 0; lane < HB_LANES; lane++)
         if (lanes[lane].nblocks > 0)
             hb_pack_lane(group_words, lane, lanes[lane].msg, lanes[lane].first_block,
                          lanes[lane].nblocks);
 }
 
-typedef void (*pack_group_fn)(uint32_t *, uint32_t, const hb_pack_lane_desc[16]);
+typedef void (*pack_group_fn)(uint32_t *, const hb_pack_lane_desc[16]);
 static pack_group_fn pack_group_impl;
 static pthread_once_t pack_group_once = PTHREAD_ONCE_INIT;
 
@@ -103,10 +101,10 @@ static void choose_pack_group(void)
                                                          : hb_pack_group_scalar;
 }
 
-void hb_pack_group(uint32_t *group_words, uint32_t stride, const hb_pack_lane_desc lanes[16])
+void hb_pack_group(uint32_t *group_words, const hb_pack_lane_desc lanes[16])
 {
     pthread_once(&pack_group_once, choose_pack_group);
-    pack_group_impl(group_words, stride, lanes);
+    pack_group_impl(group_words, lanes);
 }
 
 void hb_state_store_lane(uint32_t *group_state, unsigned lane, const uint32_t state[5])

@@ -13,7 +13,7 @@
 
 #include "hashbatch.h"
 
-#define HB_LANES 16u             /* lanes per group */
+#define HB_LANES 16u /* lanes per group */
 #define HB_BLOCK_BYTES 64u
 #define HB_GROUP_BLOCK_WORDS 256u /* one block of all 16 lanes */
 #define HB_GROUP_STATE_WORDS 80u  /* 5 state words of all 16 lanes */
@@ -24,8 +24,8 @@ uint64_t hb_padded_blocks(uint64_t len);
 /* hb_pack_lane: writes blocks [first_block, first_block + nblocks) of the
  * padded message into lane `lane` of the group whose words start at
  * group_words (big-endian words, the kernel's layout). */
-void hb_pack_lane(uint32_t *group_words, unsigned lane, const hb_msg *msg,
-                  uint64_t first_block, uint32_t nblocks);
+void hb_pack_lane(uint32_t *group_words, unsigned lane, const hb_msg *msg, uint64_t first_block,
+                  uint32_t nblocks);
 
 /* One lane of a group to pack: blocks [first_block, first_block + nblocks)
  * of msg's padded form (nblocks 0: an unused lane, left as it is). */
@@ -36,18 +36,17 @@ typedef struct {
 } hb_pack_lane_desc;
 
 /* hb_pack_group: packs the 16 lanes of one group whose words start at
- * group_words, `stride` blocks per lane. Uses AVX-512 (16 lanes loaded,
+ * group_words: block b of every lane at group_words + b * 256 (the caller
+ * leaves room for the group's longest lane). Uses AVX-512 (16 lanes loaded,
  * byte-swapped and transposed at once) where the CPU has it, else the
  * portable per-lane path; HASHBATCH_PACK=scalar in the environment forces
  * the portable one (for tests). Both write the same words. */
-void hb_pack_group(uint32_t *group_words, uint32_t stride, const hb_pack_lane_desc lanes[16]);
+void hb_pack_group(uint32_t *group_words, const hb_pack_lane_desc lanes[16]);
 
 /* hb_pack_group_scalar / hb_pack_group_avx512: the two implementations
  * (the second only where hb_pack_avx512_usable() says so). */
-void hb_pack_group_scalar(uint32_t *group_words, uint32_t stride,
-                          const hb_pack_lane_desc lanes[16]);
-void hb_pack_group_avx512(uint32_t *group_words, uint32_t stride,
-                          const hb_pack_lane_desc lanes[16]);
+void hb_pack_group_scalar(uint32_t *group_words, const hb_pack_lane_desc lanes[16]);
+void hb_pack_group_avx512(uint32_t *group_words, const hb_pack_lane_desc lanes[16]);
 int hb_pack_avx512_usable(void);
 
 /* hb_pack_tail: the final 1 or 2 blocks of msg (the bytes after its last

@@ -83,15 +83,13 @@ static const uint8_t *block_of(const lane_source *s, uint32_t b)
                                : s->tail + (q - s->whole_blocks) * HB_BLOCK_BYTES;
 }
 
-AVX512 void hb_pack_group_avx512(uint32_t *group_words, uint32_t stride,
-                                 const hb_pack_lane_desc lanes[16])
+AVX512 void hb_pack_group_avx512(uint32_t *group_words, const hb_pack_lane_desc lanes[16])
 {
     lane_source src[16];
     prepare_sources(lanes, src);
     uint32_t most = 0;
     for (unsigned i = 0; i < HB_LANES; i++)
         most = src[i].nblocks > most ? src[i].nblocks : most;
-    (void)stride;
     const __m512i swap = _mm512_set4_epi32(0x0c0d0e0f, 0x08090a0b, 0x04050607, 0x00010203);
     for (uint32_t b = 0; b < most; b++) {
         __m512i r[16];
@@ -113,10 +111,9 @@ int hb_pack_avx512_usable(void)
     return 0;
 }
 
-void hb_pack_group_avx512(uint32_t *group_words, uint32_t stride,
-                          const hb_pack_lane_desc lanes[16])
+void hb_pack_group_avx512(uint32_t *group_words, const hb_pack_lane_desc lanes[16])
 {
-    hb_pack_group_scalar(group_words, stride, lanes);
+    hb_pack_group_scalar(group_words, lanes);
 }
 
 #endif

@@ -1,11 +1,16 @@
 /*
- * stage_in_place.h - the host's share of an in-place launch (CPU devices).
+ * stage_in_place.h - the host's share of launches that read the caller's
+ * bytes in place (CPU devices sharing host memory).
  *
- * Owns: for one launch, the byte span its whole blocks are read from (so a
- * buffer can be made over the caller's memory without copying it), and
- * each lane's descriptor: where its whole blocks start in that span, how
- * many there are, and its padded final blocks, packed as raw bytes. The
- * kernel hb_sha1_in_place (kernels/sha1.cl) states the layout.
+ * Owns, for a planned in-place launch (kernel hb_sha1_in_place): the byte
+ * span its whole blocks are read from (so a buffer can be made over the
+ * caller's memory without copying it), and each lane's descriptor: where
+ * its whole blocks start in that span, how many there are, and its padded
+ * final blocks, packed as raw bytes. For uniform launches (kernel
+ * hb_sha1_uniform: many messages of one length, no plan): checking in one
+ * pass that a batch qualifies and the span that covers it, and each
+ * message's offset in it and packed tail. kernels/sha1.cl states both
+ * layouts.
  * Must not: call OpenCL, or read message bytes other than the tails.
  */
 #ifndef HB_STAGE_IN_PLACE_H

@@ -10,19 +10,10 @@
 #include "verify.h"
 
 #include "backend_cpu.h"
+#include "prng.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-uint64_t hb_random_next(uint64_t *state)
-{
-    uint64_t x = *state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *state = x;
-    return x * 0x2545F4914F6CDD1DULL;
-}
 
 static size_t sample_size(size_t n, unsigned per_mille)
 {
@@ -45,7 +36,7 @@ static void draw_sample(size_t n, size_t count, uint64_t *rng, size_t *which)
         size_t start = r * n / runs, end = (r + 1) * n / runs;
         size_t len = count - k < SAMPLE_RUN ? count - k : SAMPLE_RUN;
         len = len < end - start ? len : end - start;
-        size_t first = start + (size_t)(hb_random_next(rng) % (end - start - len + 1));
+        size_t first = start + (size_t)hb_prng_below(rng, end - start - len + 1);
         for (size_t i = 0; i < len; i++)
             which[k++] = first + i;
     }

@@ -19,15 +19,12 @@ typedef struct {
  * with HB_VERIFY_FULL all; with HB_VERIFY_SAMPLE the messages listed in
  * must (nmust of them; the caller picks one per device launch, so a launch
  * that went wrong as a whole cannot slip through) and per_mille of the
- * batch at random (chosen with *rng); with HB_VERIFY_OFF none. The
+ * batch at random (chosen with *rng, a prng.h state); with HB_VERIFY_OFF none. The
  * recomputation asks watch (NULL: nobody) between pieces of a few MiB;
  * when it says stop, returns HB_ERR_CANCELLED at once (the batch is not
  * wanted any more). Else HB_OK or HB_ERR_NO_MEMORY. */
 hb_status hb_verify_batch(const hb_msg *m, size_t n, const hb_digest *got, hb_verify_mode mode,
                           unsigned per_mille, const size_t *must, size_t nmust, uint64_t *rng,
                           hb_cpu_watch *watch, hb_verify_result *result);
-
-/* hb_random_next: xorshift64* step; *state must be non-zero. */
-uint64_t hb_random_next(uint64_t *state);
 
 #endif /* HB_VERIFY_H */

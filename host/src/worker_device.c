@@ -22,6 +22,7 @@
 #include "engine_internal.h"
 #include "pack.h"
 #include "plan.h"
+#include "prng.h"
 #include "verify.h"
 
 #define TAKE_STAGINGS 4u
@@ -78,11 +79,11 @@ static size_t *one_per_launch(const device_batch *db, uint64_t *rng)
         if (db->uniform_per_launch > 0) {
             size_t first = k * db->uniform_per_launch, n = db->batch->n - first;
             n = n < db->uniform_per_launch ? n : db->uniform_per_launch;
-            picks[k] = first + hb_random_next(rng) % n;
+            picks[k] = first + (size_t)hb_prng_below(rng, n);
             continue;
         }
         const hb_launch *launch = &plan->launches[k];
-        picks[k] = plan->steps[launch->first_step + hb_random_next(rng) % launch->nsteps].msg;
+        picks[k] = plan->steps[launch->first_step + hb_prng_below(rng, launch->nsteps)].msg;
     }
     return picks;
 }
