@@ -358,10 +358,11 @@ static hb_status submit_checked(hb_engine *e, const hb_msg *m, size_t n, hb_dige
 
 hb_status hb_submit(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_job **job)
 {
+    if (job != NULL)
+        *job = NULL;
     if (e == NULL || job == NULL)
         return hb_error_set(NULL, HB_ERR_NULL_ARGUMENT, "hb_submit: %s is NULL",
                             e == NULL ? "engine" : "job");
-    *job = NULL;
     if (!hb_gate_enter(&e->gate))
         return refused("hb_submit");
     uint64_t uniform_len;
