@@ -127,7 +127,8 @@ typedef struct {
      * is copied by hb_engine_open. */
     const char *device;
     hb_verify_mode verify;
-    unsigned cpu_threads;      /* CPU pool threads; 0: one per online core */
+    unsigned cpu_threads;      /* CPU pool threads, at most HB_CPU_THREADS_MAX;
+                                  0: one per online core */
     size_t staging_bytes;      /* bytes of message data per device launch;
                                   0: default (16 MiB) */
     unsigned ring_depth;       /* launches in flight per OpenCL device, each
@@ -363,6 +364,9 @@ HB_API const char *hb_device_type_name(hb_device_type t);
 /* hb_cpu_has_sha_ni: 1 if this CPU has the SHA extensions OpenSSL uses. */
 HB_API int hb_cpu_has_sha_ni(void);
 
+/* The most CPU pool threads an engine takes (hb_config.cpu_threads). */
+#define HB_CPU_THREADS_MAX 1024u
+
 /* hb_cpu_threads_default: the CPU pool size a 0 in cpu_threads means. */
 HB_API unsigned hb_cpu_threads_default(void);
 
@@ -381,10 +385,15 @@ HB_API unsigned hb_cpu_threads_default(void);
  *    HB_ERR_FILE_CHANGED, never a SIGBUS.
  * File bytes held in memory at once stay under memory_max (plus at most
  * small_max per I/O thread for files whose size is not known in advance).
- * Each file is stat-ed before and after it is read; a different size or
- * modification time gives HB_ERR_FILE_CHANGED. The byte count is not
- * trusted otherwise: files such as those in /proc that report a size of 0
- * (or a wrong one) and still have content are read to their end.
+ * Each file gets a statx snapshot right after it is opened and another after
+ * its last read; a difference in size, mtime or ctime (in nanoseconds),
+ * inode, device, or the change cookie where the headers define one, gives
+ * HB_ERR_FILE_CHANGED. Before the first read an lseek(SEEK_DATA) waits for a
+ * write() already under way on filesystems that serve it under the inode
+ * lock (ext4, btrfs, tmpfs). README.md says what this cannot detect. The
+ * byte count is not trusted otherwise: files such as those in /proc that
+ * report a size of 0 (or a wrong one) and still have content are read to
+ * their end, in whole buffers (never odd short reads, which some refuse).
  * Paths naming FIFOs, sockets or devices are opened without blocking and
  * skipped (HB_ERR_NOT_REGULAR) unless read_special is set.
  */

@@ -98,9 +98,10 @@ static hb_status check_config_values(const hb_config *cfg)
     if (cfg->ring_depth > 8)
         return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT,
                             "config: ring_depth %u is above 8", cfg->ring_depth);
-    if (cfg->cpu_threads > 1024)
+    if (cfg->cpu_threads > HB_CPU_THREADS_MAX)
         return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT,
-                            "config: cpu_threads %u is above 1024", cfg->cpu_threads);
+                            "config: cpu_threads %u is above %u", cfg->cpu_threads,
+                            HB_CPU_THREADS_MAX);
     return HB_OK;
 }
 
