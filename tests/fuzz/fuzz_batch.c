@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_util.h"
 #include "hashbatch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -33,15 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define TOTAL_MAX (2u << 20) /* message bytes per input */
 #define NENGINES 3
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz_batch: check failed: %s (%s:%d): ", #cond, __FILE__, __LINE__);  \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
+#define CHECK(cond, ...) FUZZ_CHECK("fuzz_batch", cond, __VA_ARGS__)
 
 /* ---- engines ----------------------------------------------------------- */
 
@@ -87,26 +80,7 @@ static void check_clean(hb_engine *e)
 
 /* ---- reading the input ------------------------------------------------- */
 
-typedef struct {
-    const uint8_t *p;
-    size_t left;
-} reader;
-
-static unsigned read_byte(reader *r)
-{
-    if (r->left == 0)
-        return 0;
-    r->left--;
-    return *r->p++;
-}
-
-static uint64_t read_bytes(reader *r, unsigned n)
-{
-    uint64_t v = 0;
-    for (unsigned i = 0; i < n; i++)
-        v = v << 8 | read_byte(r);
-    return v;
-}
+/* (reader, read_byte, read_bytes: fuzz_util.h) */
 
 /* One length, by class: short, block edges, medium, long. */
 static size_t read_length(reader *r, unsigned code)

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_util.h"
 #include "config.h"
 #include "pack.h"
 #include "plan.h"
@@ -36,38 +37,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define BYTES_TOTAL_MAX (1u << 20) /* bytes packed per input */
 #define SPAN_MAX ((size_t)1 << 31) /* in-place span allowed (the library's is smaller) */
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz_plan: check failed: %s (%s:%d): ", #cond, __FILE__, __LINE__);   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
+#define CHECK(cond, ...) FUZZ_CHECK("fuzz_plan", cond, __VA_ARGS__)
 
 /* ---- reading the input ------------------------------------------------- */
 
-typedef struct {
-    const uint8_t *p;
-    size_t left;
-} reader;
-
-static unsigned read_byte(reader *r)
-{
-    if (r->left == 0)
-        return 0;
-    r->left--;
-    return *r->p++;
-}
-
-static uint64_t read_bytes(reader *r, unsigned n)
-{
-    uint64_t v = 0;
-    for (unsigned i = 0; i < n; i++)
-        v = v << 8 | read_byte(r);
-    return v;
-}
+/* (reader, read_byte, read_bytes: fuzz_util.h) */
 
 /* The staging buffer: the engine's minimum, its default, or in between and
  * above, aligned or not. */

@@ -26,21 +26,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_util.h"
 #include "cli.h"
 #include "name_escape.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz_quote: check failed: %s (%s:%d): ", #cond, __FILE__, __LINE__);  \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
+#define CHECK(cond, ...) FUZZ_CHECK("fuzz_quote", cond, __VA_ARGS__)
 
 /* A growing byte string. */
 typedef struct {

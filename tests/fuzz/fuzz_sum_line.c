@@ -21,20 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_util.h"
 #include "sum.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz_sum_line: check failed: %s (%s:%d): ", #cond, __FILE__,          \
-                    __LINE__);                                                                     \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
+#define CHECK(cond, ...) FUZZ_CHECK("fuzz_sum_line", cond, __VA_ARGS__)
 
 /* hex_value: the digest a parsed line names (40 hex digits, any case). */
 static void hex_value(const char *hex, hb_digest out)
