@@ -119,6 +119,10 @@ int cli_engine_open(const hb_config *cfg, const char *cmd, hb_engine **out);
  * usage error, CLI_EXIT_USAGE; anything else is CLI_EXIT_FAILURE. */
 int cli_engine_open_failed(const char *cmd, const hb_config *cfg, hb_status st, const char *detail);
 
+/* 1 if hb_engine_open's status st means the settings are wrong (a bad
+ * device spec or value: a usage error), 0 if the engine failed to start. */
+int cli_engine_settings_invalid(hb_status st);
+
 /* Reports a getopt_long failure (c is '?' or ':'), argv and optind as
  * getopt left them; returns CLI_EXIT_USAGE. */
 int cli_getopt_error(const char *cmd, int c, char **argv);

@@ -97,12 +97,17 @@ int cli_engine_open_failed(const char *cmd, const hb_config *cfg, hb_status st, 
             return cli_usage_error(cmd, "invalid %s value '%s': %s", from, cfg->device, why);
         return cli_usage_error(cmd, "invalid argument '%s' for '--device': %s", cfg->device, why);
     }
-    if (st == HB_ERR_BAD_DEVICE_SPEC || st == HB_ERR_INVALID_ARGUMENT)
+    if (cli_engine_settings_invalid(st))
         return cli_usage_error(cmd, "invalid engine settings: %s", why);
     cli_error("cannot start the %s backend%s%s: %s%s%s", hb_backend_name(cfg->backend),
               cfg->device ? " with device " : "", cfg->device ? cfg->device : "", hb_status_str(st),
               detail[0] ? ": " : "", detail);
     return CLI_EXIT_FAILURE;
+}
+
+int cli_engine_settings_invalid(hb_status st)
+{
+    return st == HB_ERR_BAD_DEVICE_SPEC || st == HB_ERR_INVALID_ARGUMENT;
 }
 
 int cli_engine_open(const hb_config *cfg, const char *cmd, hb_engine **out)

@@ -2,11 +2,14 @@
  * worker_cpu.c - a CPU worker: takes batches, hashes them with OpenSSL.
  *
  * Owns: the CPU worker loop, and hashing one batch on the CPU (which a
- * thread waiting on its own job also does, rather than wake a worker). It takes batches a faulty
- * device handed back first, then (when the pool is a participant) queued jobs, in small pieces so
- * every worker gets a share; it exits when the engine closes and no device can hand it more. A
- * batch is hashed in pieces of a few MiB (backend_cpu.c); between two, a batch whose jobs are all
- * cancelled, or whose engine is closing, is dropped: its jobs end at once. Must not: touch OpenCL.
+ * thread waiting on its own job also does, rather than wake a worker).
+ * It takes batches a faulty device handed back first, then (when the pool
+ * is a participant) queued jobs, in small pieces so every worker gets a
+ * share; it exits when the engine closes and no device can hand it more.
+ * A batch is hashed in pieces of a few MiB (backend_cpu.c); between two, a
+ * batch whose jobs are all cancelled, or whose engine is closing, is
+ * dropped: its jobs end at once.
+ * Must not: touch OpenCL.
  */
 #include "backend_cpu.h"
 #include "engine_internal.h"

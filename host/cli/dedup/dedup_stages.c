@@ -87,8 +87,7 @@ int dd_engine_usage_error(dd_run *r)
 
 int dd_engine_bad_settings(const dd_run *r)
 {
-    return r->open_tried &&
-           (r->open_status == HB_ERR_BAD_DEVICE_SPEC || r->open_status == HB_ERR_INVALID_ARGUMENT);
+    return r->open_tried && cli_engine_settings_invalid(r->open_status);
 }
 
 int dd_need_engine(dd_run *r)
