@@ -141,9 +141,16 @@ typedef struct {
                                   batch on the CPU pool; 0: return
                                   HB_ERR_DEVICE instead */
     int use_environment;       /* 1 (default): HASHBATCH_BACKEND,
-                                  HASHBATCH_DEVICE and HASHBATCH_VERIFY
-                                  override the fields above */
+                                  HASHBATCH_DEVICE, HASHBATCH_VERIFY and
+                                  HASHBATCH_CPU_IMPL override the fields */
     uint64_t seed;             /* seed for verification sampling; 0: random */
+    const char *cpu_impl;      /* how the CPU pool hashes batches: "avx512"
+                                  (16 lanes), "avx2" (8), "portable" (4)
+                                  multi-buffer lanes, or "sha-ni" (OpenSSL,
+                                  one message at a time); NULL or "": the
+                                  fastest, measured when first needed. One
+                                  this CPU cannot run fails hb_engine_open
+                                  with HB_ERR_INVALID_ARGUMENT */
 } hb_config;
 
 /* Which compute an engine uses, from backend and device:

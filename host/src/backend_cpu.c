@@ -1,81 +1,81 @@
 /*
- * backend_cpu.c - batches hashed by OpenSSL on the calling thread.
+ * backend_cpu.c - batches hashed on the calling thread.
  *
  * Owns: hb_cpu_hash and the watched variants. Parallelism comes from the
- * engine's CPU workers each taking their own batches from the queue. A
- * message is fed to the streaming SHA-1 in pieces of HB_CPU_PIECE_BYTES;
- * the watcher is asked once HB_CPU_PIECE_BYTES have gone by since it was
- * last asked, whether they came from one long message or many short ones.
- * Must not: allocate, or hash any way but through sha1_openssl.h.
+ * engine's CPU workers each taking their own batches from the queue. With
+ * a multi-buffer implementation a list goes to its lanes (mb_batch.c,
+ * which also decides when OpenSSL does better); with HB_CPU_IMPL_SHA_NI
+ * every message goes to OpenSSL, fed to the streaming SHA-1 in pieces of
+ * HB_CPU_PIECE_BYTES; the watcher is asked once HB_CPU_PIECE_BYTES have
+ * gone by since it was last asked, whether they came from one long
+ * message or many short ones.
+ * Must not: allocate, or hash any way but through sha1_openssl.h and the
+ * multi-buffer lanes.
  */
 #include "backend_cpu.h"
 
+#include "mb/mb_batch.h"
 #include "sha1_openssl.h"
-
-void hb_cpu_hash(const hb_msg *m, const size_t *which, size_t count, hb_digest *out)
-{
-    for (size_t k = 0; k < count; k++) {
-        size_t i = which ? which[k] : k;
-        hb_sha1_openssl(m[i].data, m[i].len, out[i]);
-    }
-}
-
-int hb_cpu_watch_flush(hb_cpu_watch *w)
-{
-    if (w == NULL)
-        return 1;
-    if (w->pending > 0) {
-        uint64_t bytes = w->pending;
-        w->pending = 0;
-        if (!w->keep_going(w->ctx, bytes))
-            w->stopped = 1;
-    }
-    return !w->stopped;
-}
-
-/* Counts `bytes` for w; asks it once a piece's worth has gone by. */
-static void note_progress(hb_cpu_watch *w, uint64_t bytes)
-{
-    if (w == NULL)
-        return;
-    w->pending += bytes;
-    if (w->pending >= HB_CPU_PIECE_BYTES)
-        hb_cpu_watch_flush(w);
-}
 
 int hb_cpu_sha1_watched(const hb_msg *m, uint8_t digest[20], hb_cpu_watch *w)
 {
     if (m->len <= HB_CPU_PIECE_BYTES) { /* one piece: the one-shot call, as cheap as before */
-        if (w != NULL && w->stopped)
+        if (hb_cpu_watch_stopped(w))
             return 0;
         hb_sha1_openssl(m->data, m->len, digest);
-        note_progress(w, m->len);
+        hb_cpu_watch_note(w, m->len);
         return 1;
     }
     const uint8_t *bytes = m->data;
     hb_sha1_stream s;
     hb_sha1_stream_init(&s);
     for (size_t done = 0; done < m->len;) {
-        if (w != NULL && w->stopped)
+        if (hb_cpu_watch_stopped(w))
             return 0; /* stopped between two pieces */
         size_t left = m->len - done;
         size_t piece = left < HB_CPU_PIECE_BYTES ? left : (size_t)HB_CPU_PIECE_BYTES;
         hb_sha1_stream_update(&s, bytes + done, piece);
         done += piece;
-        note_progress(w, piece);
+        hb_cpu_watch_note(w, piece);
     }
     hb_sha1_stream_final(&s, digest);
     return 1;
 }
 
-int hb_cpu_hash_watched(const hb_msg *m, const size_t *which, size_t count, hb_digest *out,
-                        hb_cpu_watch *w)
+/* Every message by OpenSSL, one after the other. */
+static int hash_one_by_one(const hb_msg *m, const size_t *which, size_t count, hb_digest *out,
+                           hb_cpu_watch *w)
 {
     int going = 1;
     for (size_t k = 0; k < count && going; k++) {
         size_t i = which ? which[k] : k;
-        going = (w == NULL || !w->stopped) && hb_cpu_sha1_watched(&m[i], out[i], w);
+        going = !hb_cpu_watch_stopped(w) && hb_cpu_sha1_watched(&m[i], out[i], w);
     }
+    return going;
+}
+
+int hb_cpu_hash_watched(hb_cpu_impl impl, const hb_msg *m, const size_t *which, size_t count,
+                        hb_digest *out, hb_cpu_watch *w, size_t *from_lanes)
+{
+    size_t lanes_done = 0;
+    int going = impl == HB_CPU_IMPL_SHA_NI
+                    ? hash_one_by_one(m, which, count, out, w)
+                    : hb_mb_hash(impl, HB_MB_TAIL_MEASURED, m, which, count, out, w, &lanes_done);
+    if (from_lanes != NULL)
+        *from_lanes = lanes_done;
     hb_cpu_watch_flush(w);
     return going; /* every digest written, even if told to stop after */
+}
+
+void hb_cpu_hash(hb_cpu_impl impl, const hb_msg *m, const size_t *which, size_t count,
+                 hb_digest *out)
+{
+    if (impl == HB_CPU_IMPL_SHA_NI) {
+        for (size_t k = 0; k < count; k++) {
+            size_t i = which ? which[k] : k;
+            hb_sha1_openssl(m[i].data, m[i].len, out[i]);
+        }
+        return;
+    }
+    hb_mb_hash(impl, HB_MB_TAIL_MEASURED, m, which, count, out, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "mb/mb_costs.h"
 
 static const char *const backend_names[] = {"auto", "opencl", "cpu"};
 static const char *const verify_names[] = {"sample", "off", "full"};
@@ -40,14 +41,12 @@ static int name_index(const char *const *names, size_t count, const char *text)
 hb_status hb_backend_parse(const char *text, hb_backend_kind *out)
 {
     if (text == NULL || out == NULL)
-        return hb_error_set(NULL, HB_ERR_NULL_ARGUMENT,
-                            "hb_backend_parse: %s is NULL",
+        return hb_error_set(NULL, HB_ERR_NULL_ARGUMENT, "hb_backend_parse: %s is NULL",
                             text == NULL ? "text" : "out");
     int i = name_index(backend_names, COUNT_OF(backend_names), text);
     if (i < 0)
         return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT,
-                            "unknown backend '%s' (expected auto, opencl or cpu)",
-                            text);
+                            "unknown backend '%s' (expected auto, opencl or cpu)", text);
     *out = (hb_backend_kind)i;
     return HB_OK;
 }
@@ -55,14 +54,12 @@ hb_status hb_backend_parse(const char *text, hb_backend_kind *out)
 hb_status hb_verify_parse(const char *text, hb_verify_mode *out)
 {
     if (text == NULL || out == NULL)
-        return hb_error_set(NULL, HB_ERR_NULL_ARGUMENT,
-                            "hb_verify_parse: %s is NULL",
+        return hb_error_set(NULL, HB_ERR_NULL_ARGUMENT, "hb_verify_parse: %s is NULL",
                             text == NULL ? "text" : "out");
     int i = name_index(verify_names, COUNT_OF(verify_names), text);
     if (i < 0)
         return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT,
-                            "unknown verify mode '%s' (expected off, sample or full)",
-                            text);
+                            "unknown verify mode '%s' (expected off, sample or full)", text);
     *out = (hb_verify_mode)i;
     return HB_OK;
 }
@@ -81,27 +78,23 @@ static hb_status check_config_values(const hb_config *cfg)
 {
     if ((unsigned)cfg->backend >= COUNT_OF(backend_names))
         return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT,
-                            "config: backend value %d is not a hb_backend_kind",
-                            (int)cfg->backend);
+                            "config: backend value %d is not a hb_backend_kind", (int)cfg->backend);
     if ((unsigned)cfg->verify >= COUNT_OF(verify_names))
         return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT,
-                            "config: verify value %d is not a hb_verify_mode",
-                            (int)cfg->verify);
+                            "config: verify value %d is not a hb_verify_mode", (int)cfg->verify);
     if (cfg->staging_bytes != 0 && cfg->staging_bytes < HB_MIN_STAGING_BYTES)
         return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT,
                             "config: staging_bytes %zu is below the minimum %zu",
                             cfg->staging_bytes, HB_MIN_STAGING_BYTES);
     if (cfg->sample_per_mille > 1000)
         return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT,
-                            "config: sample_per_mille %u is above 1000",
-                            cfg->sample_per_mille);
+                            "config: sample_per_mille %u is above 1000", cfg->sample_per_mille);
     if (cfg->ring_depth > 8)
-        return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT,
-                            "config: ring_depth %u is above 8", cfg->ring_depth);
+        return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT, "config: ring_depth %u is above 8",
+                            cfg->ring_depth);
     if (cfg->cpu_threads > HB_CPU_THREADS_MAX)
-        return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT,
-                            "config: cpu_threads %u is above %u", cfg->cpu_threads,
-                            HB_CPU_THREADS_MAX);
+        return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT, "config: cpu_threads %u is above %u",
+                            cfg->cpu_threads, HB_CPU_THREADS_MAX);
     return HB_OK;
 }
 
@@ -115,21 +108,47 @@ static hb_status copy_device_spec(hb_settings *s, const char *spec, const char *
     return HB_OK;
 }
 
+/* The CPU implementation named by `name` (from `origin`), checked. */
+static hb_status choose_cpu_impl(hb_settings *s, const char *name, const char *origin)
+{
+    if (name == NULL || *name == '\0')
+        return HB_OK;
+    hb_cpu_impl impl = HB_CPU_IMPL_COUNT;
+    if (hb_cpu_impl_parse(name, &impl) == HB_OK) {
+        s->cpu_impl = impl;
+        return HB_OK;
+    }
+    if (impl != HB_CPU_IMPL_COUNT)
+        return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT,
+                            "%s: CPU implementation '%s' does not run on this CPU", origin, name);
+    return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT,
+                        "%s: unknown CPU implementation '%s' (expected avx512, avx2, "
+                        "portable or sha-ni)",
+                        origin, name);
+}
+
 static hb_status apply_environment(hb_settings *s)
 {
+    hb_status impl_st = choose_cpu_impl(s, getenv("HASHBATCH_CPU_IMPL"), "HASHBATCH_CPU_IMPL");
+    if (impl_st != HB_OK)
+        return impl_st;
     const char *backend = getenv("HASHBATCH_BACKEND");
     if (backend != NULL && *backend != '\0') {
         hb_status st = hb_backend_parse(backend, &s->backend);
         if (st != HB_OK)
-            return hb_error_set(NULL, st, "HASHBATCH_BACKEND: unknown backend '%s' "
-                                "(expected auto, opencl or cpu)", backend);
+            return hb_error_set(NULL, st,
+                                "HASHBATCH_BACKEND: unknown backend '%s' "
+                                "(expected auto, opencl or cpu)",
+                                backend);
     }
     const char *verify = getenv("HASHBATCH_VERIFY");
     if (verify != NULL && *verify != '\0') {
         hb_status st = hb_verify_parse(verify, &s->verify);
         if (st != HB_OK)
-            return hb_error_set(NULL, st, "HASHBATCH_VERIFY: unknown verify mode '%s' "
-                                "(expected off, sample or full)", verify);
+            return hb_error_set(NULL, st,
+                                "HASHBATCH_VERIFY: unknown verify mode '%s' "
+                                "(expected off, sample or full)",
+                                verify);
     }
     const char *device = getenv("HASHBATCH_DEVICE");
     if (device != NULL && *device != '\0')
@@ -164,5 +183,11 @@ hb_status hb_settings_resolve(const hb_config *cfg, hb_settings *out)
         if (st != HB_OK)
             return st;
     }
-    return cfg->use_environment ? apply_environment(out) : HB_OK;
+    out->cpu_impl = HB_CPU_IMPL_COUNT; /* not chosen yet */
+    if ((st = choose_cpu_impl(out, cfg->cpu_impl, "config")) != HB_OK)
+        return st;
+    st = cfg->use_environment ? apply_environment(out) : HB_OK;
+    if (st == HB_OK && out->cpu_impl == HB_CPU_IMPL_COUNT)
+        out->cpu_impl = hb_cpu_impl_default();
+    return st;
 }

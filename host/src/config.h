@@ -8,6 +8,7 @@
 #define HB_CONFIG_H
 
 #include "hashbatch.h"
+#include "mb/mb_impl.h"
 
 #define HB_DEFAULT_STAGING_BYTES ((size_t)16 << 20)
 #define HB_MIN_STAGING_BYTES ((size_t)64 << 10)
@@ -25,6 +26,7 @@ typedef struct {
     unsigned sample_per_mille;
     int cpu_fallback;
     uint64_t seed;
+    hb_cpu_impl cpu_impl; /* the pool's SHA-1 (mb/mb_impl.h) */
 } hb_settings;
 
 /* hb_settings_resolve: cfg (NULL: defaults) plus environment overrides,

@@ -92,9 +92,14 @@ static void describe(hb_engine *e, const char *why)
     for (size_t i = 0; i < e->ndevices && used < room; i++, sep = "; ")
         used += (size_t)snprintf(e->description + used, room - used, "%s%s", sep,
                                  hb_opencl_describe(e->workers[i].device));
+    const hb_cpu_impl_desc *impl = hb_cpu_impl_describe(e->settings.cpu_impl);
+    char how[64] = "OpenSSL";
+    if (impl->lanes > 0)
+        snprintf(how, sizeof how, "%s multi-buffer (%u lanes) and OpenSSL", impl->name,
+                 impl->lanes);
     if (used < room)
-        snprintf(e->description + used, room - used, "%scpu: OpenSSL, %u thread%s, SHA-NI %s%s%s",
-                 e->ndevices ? (pool_participates(e) ? " + " : "; fallback ") : "",
+        snprintf(e->description + used, room - used, "%scpu: %s, %u thread%s, SHA-NI %s%s%s",
+                 e->ndevices ? (pool_participates(e) ? " + " : "; fallback ") : "", how,
                  e->settings.cpu_threads, e->settings.cpu_threads == 1 ? "" : "s",
                  hb_cpu_has_sha_ni() ? "yes" : "no", why[0] ? " " : "", why);
 }
@@ -142,7 +147,7 @@ static unsigned cpu_workers_for(const hb_engine *e, hb_opencl **devices, size_t 
 
 static void choose_pool_limits(hb_engine *e, hb_opencl **devices, size_t ndevices)
 {
-    e->pool_limits = hb_cpu_take_limits;
+    e->pool_limits = hb_cpu_take_limits_for(e->settings.cpu_impl);
     int all = e->settings.backend == HB_BACKEND_AUTO && strcmp(e->settings.device, "all") == 0;
     for (size_t i = 0; all && i < ndevices; i++)
         if (hb_opencl_info(devices[i])->type == HB_DEVICE_CPU)
@@ -395,7 +400,7 @@ static int hash_inline(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
         if ((bytes += m[i].len) > INLINE_BYTES_MAX)
             return 0;
     uint64_t start = hb_now_ns();
-    hb_cpu_hash(m, NULL, n, out);
+    hb_cpu_hash_checked(e, m, n, out, NULL);
     /* atomics, not the stats lock: many threads come this way at once */
     atomic_fetch_add(&e->inline_work.busy_ns, hb_now_ns() - start);
     atomic_fetch_add(&e->inline_work.messages, n);

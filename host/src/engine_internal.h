@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "backend_opencl.h"
 #include "config.h"
+#include "cpu_watch.h"
 #include "error.h"
 #include "fault.h"
 #include "gate.h"
@@ -58,16 +59,30 @@ struct hb_engine {
     unsigned ndevice_stats;
     uint64_t rng; /* prng.h state: seeds each batch's sample */
 
+    atomic_int cpu_lanes_distrusted; /* a lane digest failed verification */
     char description[1024];
 };
 
 /* Worker thread entry points (worker_cpu.c, worker_device.c). */
 void *hb_cpu_worker_main(void *worker);
 
-/* hb_cpu_run_batch: hashes b with OpenSSL on this thread, counts it for
- * the CPU pool, delivers and frees it (worker_cpu.c). */
+/* hb_cpu_run_batch: hashes b on this thread (hb_cpu_hash_checked), counts
+ * it for the CPU pool, delivers and frees it (worker_cpu.c). */
 void hb_cpu_run_batch(hb_engine *e, hb_batch *b);
-extern const hb_take_limits hb_cpu_take_limits;
+
+/* hb_cpu_take_limits_for: what a CPU worker takes from the queue at once
+ * when it hashes with impl (enough messages to fill its lanes). */
+hb_take_limits hb_cpu_take_limits_for(hb_cpu_impl impl);
+
+/* hb_engine_cpu_impl_now: the implementation e's pool hashes with: its
+ * settings', or OpenSSL once a lane digest failed verification. */
+hb_cpu_impl hb_engine_cpu_impl_now(hb_engine *e);
+
+/* hb_cpu_hash_checked: out[i] = SHA-1(m[i]) for i < n on this thread with
+ * hb_engine_cpu_impl_now(e), lane digests verified as e's verify mode
+ * says (recomputed by OpenSSL on a mismatch). Returns 1 when every digest
+ * is written and stands, 0 when w (NULL: nobody) stopped it. */
+int hb_cpu_hash_checked(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_cpu_watch *w);
 
 /* hb_batch_keep_going: the hb_cpu_watch callback of work on a batch (ctx
  * is the hb_batch): counts the bytes, and answers 0 once the batch is not

@@ -34,6 +34,10 @@ void hb_fault_configure(hb_fault_state *f, const hb_fault_plan *plan);
 /* hb_fault_for_launch: counts one launch; the fault to apply to it. */
 hb_fault_kind hb_fault_for_launch(hb_fault_state *f);
 
+/* hb_fault_for_cpu_lanes: 1 when the plan corrupts the digests the CPU
+ * pool's multi-buffer lanes compute (HB_FAULT_CORRUPT_CPU_LANES). */
+int hb_fault_for_cpu_lanes(hb_fault_state *f);
+
 /* hb_fault_build_requested: 1 when kernel builds are to fail. */
 int hb_fault_build_requested(void);
 

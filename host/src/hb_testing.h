@@ -14,17 +14,21 @@
 
 typedef enum {
     HB_FAULT_NONE = 0,
-    HB_FAULT_CORRUPT_ONE = 1,   /* flip one bit of one lane's result */
-    HB_FAULT_CORRUPT_ALL = 2,   /* flip one bit of every lane's result */
-    HB_FAULT_ENQUEUE_ERROR = 3, /* enqueue the kernel with an invalid work
-                                   size: a real OpenCL error from the
-                                   runtime (CL_INVALID_WORK_GROUP_SIZE or
-                                   similar) */
-    HB_FAULT_BUILD_ERROR = 4,   /* at hb_engine_open: build the kernel with
-                                   a broken define, a real build failure */
-    HB_FAULT_DEVICE_LOST = 5    /* from the faulted launch on, every launch
-                                   of the device fails as ENQUEUE_ERROR
-                                   does: the device is gone for good */
+    HB_FAULT_CORRUPT_ONE = 1,      /* flip one bit of one lane's result */
+    HB_FAULT_CORRUPT_ALL = 2,      /* flip one bit of every lane's result */
+    HB_FAULT_ENQUEUE_ERROR = 3,    /* enqueue the kernel with an invalid work
+                                      size: a real OpenCL error from the
+                                      runtime (CL_INVALID_WORK_GROUP_SIZE or
+                                      similar) */
+    HB_FAULT_BUILD_ERROR = 4,      /* at hb_engine_open: build the kernel with
+                                      a broken define, a real build failure */
+    HB_FAULT_DEVICE_LOST = 5,      /* from the faulted launch on, every launch
+                                      of the device fails as ENQUEUE_ERROR
+                                      does: the device is gone for good */
+    HB_FAULT_CORRUPT_CPU_LANES = 6 /* flip one bit of the first digest of
+                                   every batch the CPU pool hashed in
+                                   multi-buffer lanes (OpenCL launches
+                                   are left alone) */
 } hb_fault_kind;
 
 typedef struct {

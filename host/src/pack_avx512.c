@@ -17,39 +17,14 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
+#include "transpose_avx512.h"
+
 #define AVX512 __attribute__((target("avx512f,avx512bw")))
 
 int hb_pack_avx512_usable(void)
 {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-}
-
-/* r[i] = word row of lane i on entry; r[j] = word j of every lane after. */
-AVX512 static void transpose16(__m512i r[16])
-{
-    __m512i a[16], b[16];
-    for (int k = 0; k < 8; k++) {
-        a[2 * k] = _mm512_unpacklo_epi32(r[2 * k], r[2 * k + 1]);
-        a[2 * k + 1] = _mm512_unpackhi_epi32(r[2 * k], r[2 * k + 1]);
-    }
-    for (int k = 0; k < 4; k++) {
-        b[4 * k] = _mm512_unpacklo_epi64(a[4 * k], a[4 * k + 2]);
-        b[4 * k + 1] = _mm512_unpackhi_epi64(a[4 * k], a[4 * k + 2]);
-        b[4 * k + 2] = _mm512_unpacklo_epi64(a[4 * k + 1], a[4 * k + 3]);
-        b[4 * k + 3] = _mm512_unpackhi_epi64(a[4 * k + 1], a[4 * k + 3]);
-    }
-    /* b[4k + m], 128-bit lane L: word 4L + m of lanes 4k..4k+3 */
-    for (int m = 0; m < 4; m++) {
-        __m512i xlo = _mm512_shuffle_i32x4(b[m], b[4 + m], _MM_SHUFFLE(2, 0, 2, 0));
-        __m512i xhi = _mm512_shuffle_i32x4(b[m], b[4 + m], _MM_SHUFFLE(3, 1, 3, 1));
-        __m512i ylo = _mm512_shuffle_i32x4(b[8 + m], b[12 + m], _MM_SHUFFLE(2, 0, 2, 0));
-        __m512i yhi = _mm512_shuffle_i32x4(b[8 + m], b[12 + m], _MM_SHUFFLE(3, 1, 3, 1));
-        r[0 + m] = _mm512_shuffle_i32x4(xlo, ylo, _MM_SHUFFLE(2, 0, 2, 0));
-        r[8 + m] = _mm512_shuffle_i32x4(xlo, ylo, _MM_SHUFFLE(3, 1, 3, 1));
-        r[4 + m] = _mm512_shuffle_i32x4(xhi, yhi, _MM_SHUFFLE(2, 0, 2, 0));
-        r[12 + m] = _mm512_shuffle_i32x4(xhi, yhi, _MM_SHUFFLE(3, 1, 3, 1));
-    }
 }
 
 /* Where each lane's blocks come from: its bytes, then its padded tail. */
@@ -97,7 +72,7 @@ AVX512 void hb_pack_group_avx512(uint32_t *group_words, const hb_pack_lane_desc 
             r[i] = b < src[i].nblocks
                        ? _mm512_shuffle_epi8(_mm512_loadu_si512(block_of(&src[i], b)), swap)
                        : _mm512_setzero_si512();
-        transpose16(r);
+        hb_transpose16_avx512(r);
         uint32_t *dst = group_words + (size_t)b * HB_GROUP_BLOCK_WORDS;
         for (unsigned j = 0; j < 16; j++)
             _mm512_storeu_si512(dst + j * HB_LANES, r[j]);

@@ -1,12 +1,14 @@
 /*
  * sha1_openssl.c - SHA-1 with OpenSSL's low-level API (see sha1_openssl.h).
  *
- * Owns: hb_sha1_openssl and the hb_sha1_stream calls. Contexts live with
+ * Owns: hb_sha1_openssl, hb_sha1_openssl_blocks and the hb_sha1_stream calls. Contexts live with
  * the caller (on the stack): no allocation, no EVP dispatch, which is what
  * makes small messages cheap.
  * Must not: hold state between calls.
  */
 #include "sha1_openssl.h"
+
+#include <string.h>
 
 void hb_sha1_openssl(const void *data, size_t len, uint8_t digest[20])
 {
@@ -30,4 +32,17 @@ void hb_sha1_stream_update(hb_sha1_stream *s, const void *data, size_t len)
 void hb_sha1_stream_final(hb_sha1_stream *s, uint8_t digest[20])
 {
     SHA1_Final(digest, &s->ctx);
+}
+
+void hb_sha1_openssl_blocks(uint32_t h[5], const void *blocks, size_t nblocks)
+{
+    /* With nothing buffered (num 0) and whole blocks, SHA1_Update runs the
+     * compression straight over them and buffers nothing; the length
+     * fields it counts are never used, since SHA1_Final is not called. */
+    SHA_CTX c;
+    memset(&c, 0, sizeof c);
+    c.h0 = h[0], c.h1 = h[1], c.h2 = h[2], c.h3 = h[3], c.h4 = h[4];
+    if (nblocks > 0)
+        SHA1_Update(&c, blocks, nblocks * SHA_CBLOCK);
+    h[0] = c.h0, h[1] = c.h1, h[2] = c.h2, h[3] = c.h3, h[4] = c.h4;
 }

@@ -3,7 +3,8 @@
  *
  * Owns: the library's only calls into OpenSSL's SHA-1: one message at once
  * (the CPU backend, the verifier) and a message in pieces (files streamed in
- * chunks, long messages hashed between cancellation checks). Uses the
+ * chunks, long messages hashed between cancellation checks), and blocks
+ * from a given state (the multi-buffer lanes' stragglers). Uses the
  * low-level interface (SHA-NI where present, no per-call context
  * allocation), not the slower EVP path.
  * Must not: be bypassed: no other file includes <openssl/sha.h>.
@@ -18,6 +19,11 @@
 
 /* hb_sha1_openssl: digest = SHA-1(data[0..len)). data may be NULL if len is 0. */
 void hb_sha1_openssl(const void *data, size_t len, uint8_t digest[20]);
+
+/* hb_sha1_openssl_blocks: runs SHA-1's compression over nblocks 64-byte
+ * blocks from state h (a message's first blocks, or the rest of one that
+ * multi-buffer lanes began): padding is the caller's. */
+void hb_sha1_openssl_blocks(uint32_t h[5], const void *blocks, size_t nblocks);
 
 /* A message hashed in pieces: init, any number of updates, final once. */
 typedef struct {

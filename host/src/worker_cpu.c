@@ -1,5 +1,5 @@
 /*
- * worker_cpu.c - a CPU worker: takes batches, hashes them with OpenSSL.
+ * worker_cpu.c - a CPU worker: takes batches, hashes them on the CPU.
  *
  * Owns: the CPU worker loop, and hashing one batch on the CPU (which a
  * thread waiting on its own job also does, rather than wake a worker).
@@ -8,23 +8,40 @@
  * share; it exits when the engine closes and no device can hand it more.
  * A batch is hashed in pieces of a few MiB (backend_cpu.c); between two, a
  * batch whose jobs are all cancelled, or whose engine is closing, is
- * dropped: its jobs end at once.
+ * dropped: its jobs end at once. Digests from the multi-buffer lanes are
+ * our code's, not OpenSSL's, so they are verified as a device's are
+ * (none, a sample, all); on a mismatch the batch is recomputed by OpenSSL
+ * and the engine's pool stops using the lanes.
  * Must not: touch OpenCL.
  */
 #include "backend_cpu.h"
 #include "engine_internal.h"
+#include "fault.h"
+#include "verify.h"
 
 #define CPU_TAKE_BYTES ((uint64_t)256 << 10)
 #define CPU_TAKE_MESSAGES 1024u
 
-/* A long message is a take of its own: OpenSSL hashes one at a time. */
-const hb_take_limits hb_cpu_take_limits = {
-    .max_bytes = CPU_TAKE_BYTES,
-    .max_messages = CPU_TAKE_MESSAGES,
-    .long_above = CPU_TAKE_BYTES,
-    .long_max = 1,
-    .refuse_long = 0,
-};
+hb_take_limits hb_cpu_take_limits_for(hb_cpu_impl impl)
+{
+    unsigned lanes = hb_cpu_impl_describe(impl)->lanes;
+    if (lanes == 0) { /* OpenSSL hashes one at a time: a long message is a take of its own */
+        hb_take_limits one_by_one = {.max_bytes = CPU_TAKE_BYTES,
+                                     .max_messages = CPU_TAKE_MESSAGES,
+                                     .long_above = CPU_TAKE_BYTES,
+                                     .long_max = 1};
+        return one_by_one;
+    }
+    /* Lanes fill only from takes of at least `lanes` messages: messages
+     * above a lane's share of the byte budget are long, and a take holds
+     * as many long ones as there are lanes. */
+    uint64_t lane_share = CPU_TAKE_BYTES / 4;
+    hb_take_limits in_lanes = {.max_bytes = lane_share * lanes,
+                               .max_messages = CPU_TAKE_MESSAGES,
+                               .long_above = lane_share,
+                               .long_max = lanes};
+    return in_lanes;
+}
 
 static hb_batch *next_batch(hb_engine *e)
 {
@@ -47,12 +64,62 @@ int hb_batch_keep_going(void *batch, uint64_t bytes)
     return hb_batch_stop_reason(b) == HB_OK;
 }
 
+hb_cpu_impl hb_engine_cpu_impl_now(hb_engine *e)
+{
+    return atomic_load(&e->cpu_lanes_distrusted) ? HB_CPU_IMPL_SHA_NI : e->settings.cpu_impl;
+}
+
+/* A test build's fault plan may corrupt what the lanes computed. */
+static void inject_lane_fault(hb_engine *e, hb_digest *out, size_t n)
+{
+    if (n > 0 && hb_fault_for_cpu_lanes(&e->faults))
+        out[0][0] ^= 1u;
+}
+
+/* Checks lane digests against OpenSSL as the engine's verify mode says;
+ * returns 1 when they stand, 0 when they were recomputed (or the watcher
+ * stopped the check: *stopped). */
+static int verify_lanes(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_cpu_watch *w,
+                        int *stopped)
+{
+    uint64_t rng = hb_engine_next_random(e);
+    size_t must = n > 0 ? (size_t)(rng % n) : 0;
+    hb_verify_result check = {0, 0};
+    hb_status st = hb_verify_batch(m, n, (const hb_digest *)out, e->settings.verify,
+                                   e->settings.sample_per_mille, &must, n > 0, &rng, w, &check);
+    hb_engine_count_verify(e, check.checked, check.mismatches);
+    if (st == HB_ERR_CANCELLED) {
+        *stopped = 1;
+        return 0;
+    }
+    if (st == HB_OK && check.mismatches == 0)
+        return 1;
+    if (check.mismatches > 0)
+        atomic_store(&e->cpu_lanes_distrusted, 1);
+    hb_engine_count_fallback(e);
+    *stopped = !hb_cpu_hash_watched(HB_CPU_IMPL_SHA_NI, m, NULL, n, out, w, NULL);
+    return 0;
+}
+
+int hb_cpu_hash_checked(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_cpu_watch *w)
+{
+    size_t from_lanes = 0;
+    if (!hb_cpu_hash_watched(hb_engine_cpu_impl_now(e), m, NULL, n, out, w, &from_lanes))
+        return 0;
+    if (from_lanes == 0 || e->settings.verify == HB_VERIFY_OFF)
+        return 1;
+    inject_lane_fault(e, out, n);
+    int stopped = 0;
+    verify_lanes(e, m, n, out, w, &stopped);
+    return !stopped;
+}
+
 void hb_cpu_run_batch(hb_engine *e, hb_batch *b)
 {
     uint64_t start = hb_now_ns();
     hb_cpu_watch watch = {hb_batch_keep_going, b, 0, 0};
     int whole = hb_batch_stop_reason(b) == HB_OK &&
-                hb_cpu_hash_watched(b->msgs, NULL, b->n, b->digests, &watch);
+                hb_cpu_hash_checked(e, b->msgs, b->n, b->digests, &watch);
     hb_worker pool = {.engine = e, .stats_index = e->cpu_stats_index};
     hb_engine_count_batch(e, &pool, whole ? b : NULL, hb_now_ns() - start, 0);
     if (whole)

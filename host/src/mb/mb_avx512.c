@@ -1,0 +1,62 @@
+/*
+ * mb_avx512.c - SHA-1 of 16 lanes at once in AVX-512 registers.
+ *
+ * Owns: hb_mb_blocks_avx512. Each zmm register holds one word of all 16
+ * lanes: rotates are vprold, the round functions and the schedule's
+ * three-way XOR one vpternlogd each. A block of every lane is loaded as
+ * 16 rows of 64 bytes, byte-swapped to big-endian words with one
+ * vpshufb each and transposed into 16 word vectors (transpose_avx512.h).
+ * Compiled with function attributes; called only where the CPU has
+ * AVX-512F and AVX-512BW (mb_impl.c checks).
+ * Must not: produce a state that differs from OpenSSL's for any block.
+ */
+#include "mb/mb_impl.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+#include "transpose_avx512.h"
+
+#define AVX512 __attribute__((target("avx512f,avx512bw")))
+
+#define MB_VEC __m512i
+#define MB_ADD(a, b) _mm512_add_epi32((a), (b))
+#define MB_ADD_K(x, k) _mm512_add_epi32((x), _mm512_set1_epi32((int)(k)))
+#define MB_ROL(x, n) _mm512_rol_epi32((x), (n))
+#define MB_XOR4(a, b, c, d) _mm512_xor_si512(_mm512_ternarylogic_epi32((a), (b), (c), 0x96), (d))
+#define MB_CH(b, c, d) _mm512_ternarylogic_epi32((b), (c), (d), 0xca)
+#define MB_PARITY(b, c, d) _mm512_ternarylogic_epi32((b), (c), (d), 0x96)
+#define MB_MAJ(b, c, d) _mm512_ternarylogic_epi32((b), (c), (d), 0xe8)
+#include "mb/mb_rounds.h"
+
+/* w[j] = big-endian word j of block n of every lane. */
+AVX512 static inline void load_words(__m512i w[16], const uint8_t *const *block, size_t n)
+{
+    const __m512i to_big_endian = _mm512_set4_epi32(0x0c0d0e0f, 0x08090a0b, 0x04050607, 0x00010203);
+    for (int lane = 0; lane < 16; lane++)
+        w[lane] = _mm512_shuffle_epi8(_mm512_loadu_si512(block[lane] + 64 * n), to_big_endian);
+    hb_transpose16_avx512(w);
+}
+
+AVX512 void hb_mb_blocks_avx512(uint32_t *state, const uint8_t *const *block, size_t nblocks)
+{
+    __m512i s[5];
+    for (int k = 0; k < 5; k++)
+        s[k] = _mm512_loadu_si512(state + 16 * k);
+    for (size_t n = 0; n < nblocks; n++) {
+        __m512i w[16];
+        load_words(w, block, n);
+        MB_COMPRESS(s, w);
+    }
+    for (int k = 0; k < 5; k++)
+        _mm512_storeu_si512(state + 16 * k, s[k]);
+}
+
+#else
+
+void hb_mb_blocks_avx512(uint32_t *state, const uint8_t *const *block, size_t nblocks)
+{
+    (void)state, (void)block, (void)nblocks; /* never called: not runnable here */
+}
+
+#endif

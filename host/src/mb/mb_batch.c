@@ -1,0 +1,269 @@
+/*
+ * mb_batch.c - a list of messages through multi-buffer lanes (see
+ * mb_batch.h).
+ *
+ * Owns: the lanes' bookkeeping. A lane holds one message: its whole
+ * 64-byte blocks are read where they are; its last partial block and the
+ * padding (one or two blocks) are built in the lane's tail buffer. Each
+ * step runs the kernel over as many blocks as every busy lane has left in
+ * its current run (in place, or in its tail), so lanes of any lengths mix;
+ * a lane whose message ends writes its digest and takes the next message
+ * before the next step. A free lane reads a busy lane's blocks; its
+ * result is dropped.
+ * When no message waits for a lane, the lanes still busy are finished one
+ * by one by OpenSSL from their states if that is cheaper by the measured
+ * costs (mb_costs.h): sum of their blocks at OpenSSL's cost per block,
+ * against the longest lane's blocks at the cost of a step. The same rule
+ * sends a list too small to fill lanes, or a message alone, to OpenSSL.
+ * Must not: allocate, or read a byte outside a message.
+ */
+#include "mb/mb_batch.h"
+
+#include <string.h>
+
+#include "mb/mb_costs.h"
+#include "sha1_openssl.h"
+
+#define BLOCK 64u
+#define NO_MESSAGE SIZE_MAX
+
+static const uint32_t sha1_initial_state[5] = {0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u,
+                                               0xc3d2e1f0u};
+
+typedef struct {
+    size_t msg;               /* index in m[] and out[]; NO_MESSAGE when free */
+    const uint8_t *next;      /* next whole block in place */
+    uint64_t in_place;        /* whole blocks left in place */
+    const uint8_t *tail_next; /* next block of the tail buffer */
+    unsigned tail_left;       /* tail blocks left, run after those in place */
+    unsigned tail_bytes;      /* message bytes in the tail (len % 64) */
+    uint8_t tail[2 * BLOCK];  /* last partial block and padding */
+} mb_lane;
+
+typedef struct {
+    const hb_cpu_impl_desc *impl;
+    hb_mb_costs costs;
+    hb_mb_tail_rule rule;
+    const hb_msg *m;
+    const size_t *which;
+    size_t count, taken;
+    hb_digest *out;
+    hb_cpu_watch *w;
+    unsigned busy;
+    size_t from_lanes;                   /* digests the kernel finished */
+    uint32_t state[5 * HB_MB_LANES_MAX]; /* state[k * lanes + lane] */
+    mb_lane lane[HB_MB_LANES_MAX];
+} mb_run;
+
+static void store_be32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8),
+    p[3] = (uint8_t)v;
+}
+
+/* The tail of a message of len bytes: its bytes after the last whole
+ * block, 0x80, zeros, and the length in bits; returns its blocks (1, 2). */
+static unsigned build_tail(uint8_t tail[2 * BLOCK], const uint8_t *rest, unsigned rest_bytes,
+                           uint64_t len)
+{
+    unsigned blocks = rest_bytes + 1 + 8 <= BLOCK ? 1 : 2;
+    memset(tail, 0, blocks * BLOCK);
+    if (rest_bytes > 0)
+        memcpy(tail, rest, rest_bytes);
+    tail[rest_bytes] = 0x80;
+    uint64_t bits = len << 3;
+    store_be32(tail + blocks * BLOCK - 8, (uint32_t)(bits >> 32));
+    store_be32(tail + blocks * BLOCK - 4, (uint32_t)bits);
+    return blocks;
+}
+
+static uint64_t lane_blocks_left(const mb_lane *l)
+{
+    return l->in_place + l->tail_left;
+}
+
+static void lane_start(mb_run *r, unsigned i, size_t msg)
+{
+    mb_lane *l = &r->lane[i];
+    const hb_msg *m = &r->m[msg];
+    const uint8_t *data = m->data;
+    l->msg = msg;
+    l->next = data;
+    l->in_place = m->len / BLOCK;
+    l->tail_bytes = (unsigned)(m->len % BLOCK);
+    l->tail_left = build_tail(l->tail, l->tail_bytes ? data + l->in_place * BLOCK : NULL,
+                              l->tail_bytes, m->len);
+    l->tail_next = l->tail;
+    unsigned lanes = r->impl->lanes;
+    for (unsigned k = 0; k < 5; k++)
+        r->state[k * lanes + i] = sha1_initial_state[k];
+    r->busy++;
+}
+
+static void lane_state(const mb_run *r, unsigned i, uint32_t h[5])
+{
+    for (unsigned k = 0; k < 5; k++)
+        h[k] = r->state[k * r->impl->lanes + i];
+}
+
+static void lane_finish(mb_run *r, unsigned i, const uint32_t h[5])
+{
+    uint8_t *digest = r->out[r->lane[i].msg];
+    for (unsigned k = 0; k < 5; k++)
+        store_be32(digest + 4 * k, h[k]);
+    r->lane[i].msg = NO_MESSAGE;
+    r->busy--;
+}
+
+static void fill_free_lanes(mb_run *r)
+{
+    for (unsigned i = 0; i < r->impl->lanes && r->taken < r->count; i++) {
+        if (r->lane[i].msg != NO_MESSAGE)
+            continue;
+        size_t k = r->taken++;
+        lane_start(r, i, r->which ? r->which[k] : k);
+    }
+}
+
+/* Whether the busy lanes are finished sooner one by one (no message waits). */
+static int one_by_one_pays(const mb_run *r)
+{
+    if (r->rule != HB_MB_TAIL_MEASURED)
+        return r->rule == HB_MB_TAIL_ONE_BY_ONE;
+    double sum = 0, longest = 0;
+    for (unsigned i = 0; i < r->impl->lanes; i++) {
+        if (r->lane[i].msg == NO_MESSAGE)
+            continue;
+        double left = (double)lane_blocks_left(&r->lane[i]);
+        sum += left;
+        longest = left > longest ? left : longest;
+    }
+    return sum * r->costs.one_ns <= longest * r->costs.lanes_ns;
+}
+
+/* Runs blocks of one lane's state by OpenSSL, a piece at a time. */
+static int blocks_by_openssl(mb_run *r, uint32_t h[5], const uint8_t *p, uint64_t blocks,
+                             int counted)
+{
+    const uint64_t piece = HB_CPU_PIECE_BYTES / BLOCK;
+    while (blocks > 0) {
+        if (hb_cpu_watch_stopped(r->w))
+            return 0;
+        uint64_t n = blocks < piece ? blocks : piece;
+        hb_sha1_openssl_blocks(h, p, (size_t)n);
+        if (counted)
+            hb_cpu_watch_note(r->w, n * BLOCK);
+        p += n * BLOCK;
+        blocks -= n;
+    }
+    return 1;
+}
+
+static int finish_busy_one_by_one(mb_run *r)
+{
+    for (unsigned i = 0; i < r->impl->lanes; i++) {
+        mb_lane *l = &r->lane[i];
+        if (l->msg == NO_MESSAGE)
+            continue;
+        uint32_t h[5];
+        lane_state(r, i, h);
+        if (!blocks_by_openssl(r, h, l->next, l->in_place, 1) ||
+            !blocks_by_openssl(r, h, l->tail_next, l->tail_left, 0))
+            return 0;
+        hb_cpu_watch_note(r->w, l->tail_bytes);
+        lane_finish(r, i, h);
+    }
+    return 1;
+}
+
+/* Blocks every busy lane has left in its current run, at most a piece. */
+static uint64_t step_blocks(const mb_run *r)
+{
+    uint64_t piece = HB_CPU_PIECE_BYTES / BLOCK / r->impl->lanes;
+    uint64_t n = piece > 0 ? piece : 1;
+    for (unsigned i = 0; i < r->impl->lanes; i++) {
+        const mb_lane *l = &r->lane[i];
+        if (l->msg == NO_MESSAGE)
+            continue;
+        uint64_t run = l->in_place > 0 ? l->in_place : l->tail_left;
+        n = run < n ? run : n;
+    }
+    return n;
+}
+
+static const uint8_t *lane_block(const mb_lane *l)
+{
+    return l->in_place > 0 ? l->next : l->tail_next;
+}
+
+/* Moves lane i on by n blocks; returns the message bytes they covered. */
+static uint64_t lane_advance(mb_run *r, unsigned i, uint64_t n)
+{
+    mb_lane *l = &r->lane[i];
+    if (l->in_place > 0) {
+        l->next += n * BLOCK;
+        l->in_place -= n;
+        return n * BLOCK;
+    }
+    l->tail_next += n * BLOCK;
+    l->tail_left -= (unsigned)n;
+    if (l->tail_left > 0)
+        return 0;
+    uint32_t h[5];
+    lane_state(r, i, h);
+    lane_finish(r, i, h);
+    r->from_lanes++;
+    return l->tail_bytes;
+}
+
+/* One kernel call over every lane; free lanes read a busy lane's blocks. */
+static void step(mb_run *r)
+{
+    const uint8_t *block[HB_MB_LANES_MAX];
+    const uint8_t *spare = NULL;
+    uint64_t n = step_blocks(r);
+    for (unsigned i = 0; i < r->impl->lanes; i++)
+        if (r->lane[i].msg != NO_MESSAGE)
+            spare = block[i] = lane_block(&r->lane[i]);
+    for (unsigned i = 0; i < r->impl->lanes; i++)
+        if (r->lane[i].msg == NO_MESSAGE)
+            block[i] = spare;
+    r->impl->blocks(r->state, block, (size_t)n);
+    uint64_t bytes = 0;
+    for (unsigned i = 0; i < r->impl->lanes; i++)
+        if (r->lane[i].msg != NO_MESSAGE)
+            bytes += lane_advance(r, i, n);
+    hb_cpu_watch_note(r->w, bytes);
+}
+
+static int run_lanes(mb_run *r)
+{
+    for (;;) {
+        if (hb_cpu_watch_stopped(r->w))
+            return 0;
+        fill_free_lanes(r);
+        if (r->busy == 0)
+            return 1;
+        if (r->taken == r->count && one_by_one_pays(r))
+            return finish_busy_one_by_one(r);
+        step(r);
+    }
+}
+
+int hb_mb_hash(hb_cpu_impl impl, hb_mb_tail_rule rule, const hb_msg *m, const size_t *which,
+               size_t count, hb_digest *out, hb_cpu_watch *w, size_t *from_lanes)
+{
+    mb_run r; /* not zeroed as a whole: a message alone must stay cheap */
+    r.impl = hb_cpu_impl_describe(impl);
+    r.costs = rule == HB_MB_TAIL_MEASURED ? hb_mb_costs_of(impl) : (hb_mb_costs){0, 0};
+    r.rule = rule;
+    r.m = m, r.which = which, r.count = count, r.taken = 0;
+    r.out = out, r.w = w;
+    r.busy = 0, r.from_lanes = 0;
+    for (unsigned i = 0; i < r.impl->lanes; i++)
+        r.lane[i].msg = NO_MESSAGE;
+    int going = run_lanes(&r);
+    if (from_lanes != NULL)
+        *from_lanes = r.from_lanes;
+    return going;
+}

@@ -1,0 +1,31 @@
+/*
+ * mb_costs.h - what a block costs in lanes and one message at a time, on
+ * this machine, measured.
+ *
+ * Owns: the costs that the lane bookkeeping (mb_batch.c) decides by, and
+ * the implementation an engine uses when none is asked for. Each is
+ * measured once per process, at first use: a few hundred compressions,
+ * tens of microseconds, minimum of several runs (a loaded machine makes
+ * a run slower, never faster).
+ * Must not: use a cost that was not measured on this machine.
+ */
+#ifndef HB_MB_COSTS_H
+#define HB_MB_COSTS_H
+
+#include "mb/mb_impl.h"
+
+typedef struct {
+    double lanes_ns; /* one compression step of every lane of the impl */
+    double one_ns;   /* one block by OpenSSL, one message at a time */
+} hb_mb_costs;
+
+/* hb_mb_costs_of: the measured costs of impl (a multi-buffer one this CPU
+ * runs). Thread-safe; the first caller measures. */
+hb_mb_costs hb_mb_costs_of(hb_cpu_impl impl);
+
+/* hb_cpu_impl_default: the multi-buffer implementation with the lowest
+ * measured cost per lane and block, if that beats OpenSSL's cost per
+ * block; else HB_CPU_IMPL_SHA_NI. */
+hb_cpu_impl hb_cpu_impl_default(void);
+
+#endif /* HB_MB_COSTS_H */
