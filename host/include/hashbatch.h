@@ -371,6 +371,21 @@ HB_API const char *hb_device_type_name(hb_device_type t);
 /* hb_cpu_has_sha_ni: 1 if this CPU has the SHA extensions OpenSSL uses. */
 HB_API int hb_cpu_has_sha_ni(void);
 
+/* hb_cpu_impl_name: the name of CPU implementation k (0, 1, ...) as
+ * hb_config.cpu_impl and HASHBATCH_CPU_IMPL spell it ("sha-ni",
+ * "portable", "avx2", "avx512"), or NULL past the last. */
+HB_API const char *hb_cpu_impl_name(unsigned k);
+
+/* hb_cpu_impl_runs: 1 if the CPU implementation called name exists and
+ * this CPU runs it, else 0. */
+HB_API int hb_cpu_impl_runs(const char *name);
+
+/* hb_cpu_impl_default_name: the implementation an engine's pool uses when
+ * none is asked for: the multi-buffer one measured fastest here, if it
+ * beats OpenSSL one message at a time, else "sha-ni". The first call
+ * measures (well under a millisecond). */
+HB_API const char *hb_cpu_impl_default_name(void);
+
 /* The most CPU pool threads an engine takes (hb_config.cpu_threads). */
 #define HB_CPU_THREADS_MAX 1024u
 

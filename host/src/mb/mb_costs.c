@@ -1,7 +1,8 @@
 /*
  * mb_costs.c - measuring lanes against OpenSSL (see mb_costs.h).
  *
- * Owns: the per-process measurements and the default implementation.
+ * Owns: the per-process measurements and the default implementation
+ * (also as the public hb_cpu_impl_default_name).
  * The blocks hashed are zeros: SHA-1 takes the same time on any data.
  * Must not: measure more than once per implementation and process.
  */
@@ -90,4 +91,9 @@ hb_cpu_impl hb_cpu_impl_default(void)
         }
     }
     return best;
+}
+
+const char *hb_cpu_impl_default_name(void)
+{
+    return hb_cpu_impl_describe(hb_cpu_impl_default())->name;
 }

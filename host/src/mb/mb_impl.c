@@ -3,7 +3,8 @@
  *
  * Owns: the table of implementations, the CPU feature checks behind
  * hb_cpu_impl_runnable (cpuid through the compiler's builtins, read
- * once) and the names.
+ * once) and the names, also as the public hb_cpu_impl_name and
+ * hb_cpu_impl_runs.
  * Must not: read the environment (config.c does, for an engine).
  */
 #include "mb/mb_impl.h"
@@ -50,4 +51,15 @@ hb_status hb_cpu_impl_parse(const char *name, hb_cpu_impl *out)
         }
     }
     return HB_ERR_INVALID_ARGUMENT;
+}
+
+const char *hb_cpu_impl_name(unsigned k)
+{
+    return k < HB_CPU_IMPL_COUNT ? impls[k].name : NULL;
+}
+
+int hb_cpu_impl_runs(const char *name)
+{
+    hb_cpu_impl impl;
+    return name != NULL && hb_cpu_impl_parse(name, &impl) == HB_OK;
 }

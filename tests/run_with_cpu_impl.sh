@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# run_with_cpu_impl.sh - runs one test suite with HASHBATCH_CPU_IMPL forced.
+# Usage: run_with_cpu_impl.sh CPU_IMPLS_BINARY IMPL SUITE [ARGS...]
+# Exits 77 (ctest: skipped) when this CPU cannot run IMPL, or when IMPL is
+# what the engine takes by default here (the plain run of the suite already
+# tested it); says which on stderr. Any other answer runs the suite.
+set -uo pipefail
+probe=$1 impl=$2
+shift 2
+"$probe" "$impl"
+case $? in
+  0) ;;
+  3) echo "skipped: $impl is this machine's default CPU implementation; the plain run tested it" >&2
+     exit 77 ;;
+  4) echo "skipped: this CPU cannot run the $impl implementation" >&2
+     exit 77 ;;
+  *) echo "run_with_cpu_impl: cannot tell whether $impl runs here" >&2
+     exit 1 ;;
+esac
+HASHBATCH_CPU_IMPL=$impl exec "$@"
