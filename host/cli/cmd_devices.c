@@ -1,12 +1,15 @@
 /*
  * cmd_devices.c - `hashbatch devices [--json]`: every OpenCL platform and
- * device the library sees, the CPU pool, and what `auto` would pick; as
- * text or as one JSON document.
+ * device the library sees, the CPU pool (the implementation it hashes
+ * with, and every CPU implementation and whether this CPU runs it), and
+ * what `auto` would pick; as text or as one JSON document.
  *
- * Owns: the options, help and both output formats of `devices`.
+ * Owns: the options, help and both output formats of `devices`, and
+ * reading HASHBATCH_CPU_IMPL the way an engine would (devices opens none).
  * Must not: open an engine or build kernels (hb_devices_list only
- * queries), or decide itself which device `auto` picks: the library's
- * auto_pick flag says so.
+ * queries), or decide itself which device `auto` picks or which CPU
+ * implementation is the default: the library's auto_pick flag and
+ * hb_cpu_impl_default_name say so.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -19,6 +22,8 @@
 #include "cli.h"
 
 #define CMD "devices"
+#define CPU_IMPL_ENV "HASHBATCH_CPU_IMPL"
+#define MAX_CPU_IMPLS 8
 
 enum { OPT_JSON = CLI_OPT_FIRST_LOCAL };
 
@@ -28,17 +33,26 @@ typedef struct {
     size_t count;
     unsigned cpu_threads;
     int sha_ni;
-    const hb_device_info *pick; /* the device auto uses, NULL: cpu pool */
+    const hb_device_info *pick;      /* the device auto uses, NULL: cpu pool */
+    const char *cpu_impl;            /* the implementation the pool uses */
+    int cpu_impl_from_env;           /* 1: HASHBATCH_CPU_IMPL chose it */
+    const char *cpu_default;         /* the library's default implementation */
+    const char *impl[MAX_CPU_IMPLS]; /* every implementation, widest first */
+    size_t nimpl;
 } devices_report;
 
 static void help(void)
 {
     printf("Usage: %s " CMD " [--json]\n"
-           "List every OpenCL platform and device, the CPU pool, and what\n"
-           "`--backend auto` picks (a GPU, else the pocl OpenCL CPU device,\n"
+           "List every OpenCL platform and device, the CPU pool (which CPU\n"
+           "implementation it hashes with, and which ones this CPU runs), and\n"
+           "what `--backend auto` picks (a GPU, else the pocl OpenCL CPU device,\n"
            "else the CPU pool).\n\n"
            "  --json     print one JSON document instead of text\n"
-           "  -h, --help print this help and exit\n",
+           "  -h, --help print this help and exit\n\n"
+           "HASHBATCH_CPU_IMPL (avx512, avx2, portable or sha-ni) names the pool's\n"
+           "implementation instead of the default; one that is unknown or does\n"
+           "not run on this CPU is a usage error.\n",
            CLI_PROGRAM);
 }
 
@@ -52,10 +66,66 @@ static int is_pocl(const hb_device_info *d)
            strcasestr(d->platform_name, "pocl") != NULL || strcasestr(d->version, "pocl") != NULL;
 }
 
-/* collect: fills r; returns 0, or CLI_EXIT_FAILURE after reporting. */
+/* impl_lanes: the lanes of a multi-buffer implementation, as hashbatch.h
+ * documents them for hb_config.cpu_impl; 0 for sha-ni (one message at a
+ * time). The library has no call for it; tests/cli/test_bench.py checks
+ * these against each engine's own description. */
+static unsigned impl_lanes(const char *name)
+{
+    static const struct {
+        const char *name;
+        unsigned lanes;
+    } lanes[] = {{"avx512", 16}, {"avx2", 8}, {"portable", 4}};
+    for (size_t i = 0; i < sizeof lanes / sizeof lanes[0]; i++)
+        if (strcmp(name, lanes[i].name) == 0)
+            return lanes[i].lanes;
+    return 0;
+}
+
+/* impl_list: every implementation the library names, ", " between. */
+static const char *impl_list(const devices_report *r, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < r->nimpl && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", r->impl[i]);
+    return buf;
+}
+
+/* collect_cpu_impls: the implementations, the default, and the one the
+ * pool uses (HASHBATCH_CPU_IMPL, else the default). Returns -1 to go
+ * on, else the exit status of a usage error (a bad HASHBATCH_CPU_IMPL). */
+static int collect_cpu_impls(devices_report *r)
+{
+    unsigned count = 0;
+    while (count < MAX_CPU_IMPLS && hb_cpu_impl_name(count) != NULL)
+        count++;
+    for (unsigned k = count; k-- > 0;) /* the library lists sha-ni first */
+        r->impl[r->nimpl++] = hb_cpu_impl_name(k);
+    r->cpu_default = hb_cpu_impl_default_name();
+    r->cpu_impl = r->cpu_default;
+    const char *env = getenv(CPU_IMPL_ENV);
+    if (env == NULL || env[0] == '\0')
+        return -1;
+    char all[128];
+    for (size_t i = 0; i < r->nimpl; i++) {
+        if (strcmp(env, r->impl[i]) != 0)
+            continue;
+        if (!hb_cpu_impl_runs(env))
+            return cli_usage_error(CMD, "invalid %s value '%s': it does not run on this CPU",
+                                   CPU_IMPL_ENV, env);
+        r->cpu_impl = r->impl[i];
+        r->cpu_impl_from_env = 1;
+        return -1;
+    }
+    return cli_usage_error(CMD, "invalid %s value '%s' (valid: %s)", CPU_IMPL_ENV, env,
+                           impl_list(r, all, sizeof all));
+}
+
+/* collect: fills r's devices and pool size (r zeroed before); returns 0,
+ * or CLI_EXIT_FAILURE after reporting. */
 static int collect(devices_report *r)
 {
-    memset(r, 0, sizeof *r);
     hb_status st = hb_devices_list(NULL, 0, &r->count);
     if (st == HB_OK && r->count > 0) {
         r->dev = calloc(r->count, sizeof *r->dev);
@@ -81,6 +151,40 @@ static int collect(devices_report *r)
     r->cpu_threads = hb_cpu_threads_default();
     r->sha_ni = hb_cpu_has_sha_ni();
     return CLI_EXIT_OK;
+}
+
+/* pool_how: how the pool hashes, "avx512 multi-buffer (16 lanes) +
+ * OpenSSL" or "OpenSSL", into buf. */
+static const char *pool_how(const devices_report *r, char *buf, size_t len)
+{
+    unsigned lanes = impl_lanes(r->cpu_impl);
+    if (lanes > 0)
+        snprintf(buf, len, "%s multi-buffer (%u lanes) + OpenSSL", r->cpu_impl, lanes);
+    else
+        snprintf(buf, len, "OpenSSL");
+    return buf;
+}
+
+/* text_cpu_impls: "cpu implementations: avx512 (default), avx2, ...",
+ * and those this CPU does not run. */
+static void text_cpu_impls(const devices_report *r)
+{
+    printf("cpu implementations:");
+    const char *sep = " ";
+    for (size_t i = 0; i < r->nimpl; i++) {
+        if (!hb_cpu_impl_runs(r->impl[i]))
+            continue;
+        printf("%s%s%s", sep, r->impl[i], strcmp(r->impl[i], r->cpu_default) ? "" : " (default)");
+        sep = ", ";
+    }
+    sep = "; not on this CPU: ";
+    for (size_t i = 0; i < r->nimpl; i++) {
+        if (hb_cpu_impl_runs(r->impl[i]))
+            continue;
+        printf("%s%s", sep, r->impl[i]);
+        sep = ", ";
+    }
+    putchar('\n');
 }
 
 /* put_bytes: n as "7.6 GiB (8123456789 bytes)". */
@@ -132,7 +236,8 @@ static void text_device(const hb_device_info *d)
 /* env_note: mentions environment variables that change what sum does. */
 static void env_note(void)
 {
-    static const char *const vars[] = {"HASHBATCH_BACKEND", "HASHBATCH_DEVICE", "HASHBATCH_VERIFY"};
+    static const char *const vars[] = {"HASHBATCH_BACKEND", "HASHBATCH_DEVICE", "HASHBATCH_VERIFY",
+                                       CPU_IMPL_ENV};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
         if (v != NULL && v[0] != '\0')
@@ -149,12 +254,17 @@ static void print_text(const devices_report *r)
         for (size_t i = 0; i < r->count; i++)
             text_device(&r->dev[i]);
     }
-    printf("cpu: OpenSSL, %u threads, SHA-NI %s\n", r->cpu_threads, r->sha_ni ? "yes" : "no");
+    char how[96];
+    printf("cpu: %s, %u thread%s, SHA-NI %s%s\n", pool_how(r, how, sizeof how), r->cpu_threads,
+           r->cpu_threads == 1 ? "" : "s", r->sha_ni ? "yes" : "no",
+           r->cpu_impl_from_env ? " (" CPU_IMPL_ENV ")" : "");
+    text_cpu_impls(r);
     if (r->pick != NULL)
         printf("auto: opencl %u:%u %.*s (%s)\n", r->pick->platform_index, r->pick->device_index,
                FIELD(r->pick, name), auto_reason(r));
     else
-        printf("auto: cpu pool, OpenSSL, %u threads (%s)\n", r->cpu_threads, auto_reason(r));
+        printf("auto: cpu pool, %s, %u thread%s (%s)\n", how, r->cpu_threads,
+               r->cpu_threads == 1 ? "" : "s", auto_reason(r));
     env_note();
 }
 
@@ -190,6 +300,22 @@ static void json_device(const hb_device_info *d, int last)
     printf("    }%s\n", last ? "" : ",");
 }
 
+/* json_cpu: the "cpu" object: the pool and every CPU implementation. */
+static void json_cpu(const devices_report *r)
+{
+    printf("  \"cpu\": {\"library\": \"OpenSSL\", \"threads\": %u, \"sha_ni\": %s,\n",
+           r->cpu_threads, r->sha_ni ? "true" : "false");
+    printf("          \"cpu_impl\": \"%s\", \"lanes\": %u, \"cpu_impl_from\": %s,\n", r->cpu_impl,
+           impl_lanes(r->cpu_impl), r->cpu_impl_from_env ? "\"" CPU_IMPL_ENV "\"" : "null");
+    printf("          \"cpu_impl_default\": \"%s\", \"cpu_impls\": [", r->cpu_default);
+    for (size_t i = 0; i < r->nimpl; i++)
+        printf("%s\n            {\"name\": \"%s\", \"lanes\": %u, \"runs\": %s, \"default\": %s}",
+               i ? "," : "", r->impl[i], impl_lanes(r->impl[i]),
+               hb_cpu_impl_runs(r->impl[i]) ? "true" : "false",
+               strcmp(r->impl[i], r->cpu_default) == 0 ? "true" : "false");
+    printf("]},\n");
+}
+
 static void print_json(const devices_report *r)
 {
     printf("{\n  \"version\": ");
@@ -198,9 +324,7 @@ static void print_json(const devices_report *r)
     for (size_t i = 0; i < r->count; i++)
         json_device(&r->dev[i], i + 1 == r->count);
     printf("%s],\n", r->count ? "  " : "");
-    printf("  \"cpu\": {\"library\": \"OpenSSL\", \"threads\": %u, "
-           "\"sha_ni\": %s},\n",
-           r->cpu_threads, r->sha_ni ? "true" : "false");
+    json_cpu(r);
     printf("  \"auto\": {\"backend\": \"%s\", \"device\": ", r->pick ? "opencl" : "cpu");
     if (r->pick != NULL) {
         printf("\"%u:%u\", \"name\": ", r->pick->platform_index, r->pick->device_index);
@@ -253,6 +377,9 @@ int cmd_devices(int argc, char **argv)
     if ((rc = cli_engine_config(&none, CMD, &unused)) != CLI_EXIT_OK)
         return rc;
     devices_report r;
+    memset(&r, 0, sizeof r);
+    if ((rc = collect_cpu_impls(&r)) >= 0)
+        return rc;
     rc = collect(&r);
     if (rc != CLI_EXIT_OK)
         return rc;

@@ -1,7 +1,14 @@
 """test_bench.py - `hashbatch bench`: the --quick plan runs and its JSON
 has every backend (cpu, each OpenCL device, all), every size and batch
 asked, medians inside their spreads, every run checked against OpenSSL,
-and a crossover per OpenCL backend; the text report has its tables;
+and a crossover per OpenCL backend; the cpu backend is measured once per
+CPU implementation asked for (--cpu-impl; by default every one this CPU
+runs, as `hashbatch devices --json` lists them, or with --quick the
+default and sha-ni), each row named for its implementation ("cpu" the
+default, "cpu NAME" the others, "cpu_impl" in the JSON), its engine
+describing that implementation, its digests checked (a wrong digest in
+any of them stops the run); unknown or unrunnable names are usage
+errors; the text report has its tables;
 --plot writes a PNG; with no OpenCL platform (OCL_ICD_VENDORS pointing at
 an empty directory) it says so and still measures cpu; a wrong digest
 (the HASHBATCH_BENCH_CORRUPT testing hook) stops it with exit 1 and no
@@ -13,6 +20,7 @@ Usage: test_bench.py PATH/TO/hashbatch
 """
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -25,6 +33,30 @@ SPREAD_KEYS = ("min", "q1", "median", "q3", "max")
 # A small plan for the checks that are not about --quick itself.
 SMALL = ["--sizes", "64,4K", "--batches", "1,16,256", "--runs", "3",
          "--min-time", "0.005"]
+# The lanes hashbatch.h documents for each CPU implementation.
+LANES = {"avx512": 16, "avx2": 8, "portable": 4, "sha-ni": 0}
+
+
+class CpuImpls:
+    """The CPU implementations as `hashbatch devices --json` lists them
+    (widest first), and the rows of the cpu backend bench should make."""
+
+    def __init__(self, cpu):
+        self.impls = cpu.get("cpu_impls") or []
+        self.default = cpu.get("cpu_impl_default")
+        self.runnable = [i["name"] for i in self.impls if i["runs"]]
+        self.unrunnable = [i["name"] for i in self.impls if not i["runs"]]
+
+    def rows(self, names=None):
+        """Backend names and their implementations for --cpu-impl names
+        (None: all): "cpu" first (the default), then the others."""
+        pick = self.runnable if names is None else \
+            [n for n in self.runnable if n in names]
+        return [("cpu", self.default)] + [("cpu " + n, n) for n in pick
+                                          if n != self.default]
+
+    def quick_rows(self):
+        return self.rows(["sha-ni"])
 
 
 def parse_json(chk, proc, what):
@@ -35,11 +67,16 @@ def parse_json(chk, proc, what):
         return None
 
 
-def opencl_devices(exe, env=None):
+def devices_doc(exe, env=None):
     proc = clitest.run([exe, "devices", "--json"], env=env)
     if proc.returncode != 0:
         return None
-    return json.loads(proc.stdout.decode("utf-8"))["opencl_devices"]
+    return json.loads(proc.stdout.decode("utf-8"))
+
+
+def opencl_devices(exe, env=None):
+    doc = devices_doc(exe, env)
+    return None if doc is None else doc["opencl_devices"]
 
 
 def check_spread(chk, res, key, what):
@@ -72,8 +109,46 @@ def check_result(chk, res, runs, what):
                   what + ": GB/s and messages/s disagree", repr(res))
 
 
-def check_doc(chk, doc, devices, sizes, batches, runs, what):
-    """The JSON of a run that asked for every backend."""
+def check_cpu_rows(chk, doc, cpu_rows, what):
+    """The cpu backends are cpu_rows [(name, implementation)], each engine
+    describing its implementation, and every result names it too."""
+    cpu = [(b.get("name"), b.get("cpu_impl")) for b in doc["backends"]
+           if b.get("kind") == "cpu"]
+    chk.check(cpu == cpu_rows, "%s: cpu backends %r, expected %r"
+              % (what, cpu, cpu_rows))
+    impl_of = {}
+    for b in doc["backends"]:
+        impl, name = b.get("cpu_impl"), b.get("name")
+        impl_of[name] = impl
+        if b.get("kind") == "opencl":
+            chk.check(impl is None, what + ": OpenCL backend with a cpu_impl",
+                      repr(b))
+            continue
+        chk.check(b.get("cpu_impl_default") is (name in ("cpu", "all")),
+                  what + ": cpu_impl_default wrong", repr(b))
+        if b.get("kind") == "all":
+            chk.check(impl == cpu_rows[0][1], what + ": 'all' does not use "
+                      "the default CPU implementation", repr(b))
+        engine = b.get("engine") or ""
+        lanes = LANES.get(impl)
+        if lanes:
+            chk.check("%s multi-buffer (%d lanes)" % (impl, lanes) in engine,
+                      "%s: %s's engine does not describe %s with %d lanes"
+                      % (what, name, impl, lanes), repr(b))
+        elif b.get("kind") == "cpu":
+            chk.check(engine.startswith("cpu: OpenSSL,"),
+                      "%s: %s's engine is not OpenSSL alone" % (what, name),
+                      repr(b))
+    for r in doc["sizes"] + doc["batches"] + doc["openssl_single_thread"]:
+        want = impl_of.get(r.get("backend"))  # openssl: None
+        chk.check(r.get("cpu_impl", "missing") == want,
+                  "%s: result's cpu_impl %r, its backend's %r"
+                  % (what, r.get("cpu_impl", "missing"), want), repr(r))
+
+
+def check_doc(chk, doc, devices, sizes, batches, runs, what, cpu_rows):
+    """The JSON of a run that asked for every backend; cpu_rows: the cpu
+    backends expected, [(name, implementation)]."""
     for key in ("machine", "settings", "backends", "sizes",
                 "openssl_single_thread", "batches", "crossover"):
         if not chk.check(key in doc, "%s: no %r key" % (what, key)):
@@ -90,12 +165,14 @@ def check_doc(chk, doc, devices, sizes, batches, runs, what):
     chk.check(doc["settings"].get("sizes") == sizes and
               doc["settings"].get("batches") == batches,
               what + ": settings do not echo the plan", repr(doc["settings"]))
-    want = ["cpu"] + ["opencl " + d["id"] for d in devices if d["available"]]
+    want = [n for n, _ in cpu_rows] + \
+        ["opencl " + d["id"] for d in devices if d["available"]]
     if devices:
         want.append("all")
     names = [b.get("name") for b in doc["backends"]]
     chk.check(names == want, what + ": backends %r, expected %r"
               % (names, want))
+    check_cpu_rows(chk, doc, cpu_rows, what)
     chk.check(doc.get("opencl") is bool(devices),
               what + ": 'opencl' flag wrong", repr(doc.get("opencl")))
     for b in doc["backends"]:
@@ -121,7 +198,7 @@ def check_doc(chk, doc, devices, sizes, batches, runs, what):
                           % (what, name, n, size))
     for r in doc["sizes"] + doc["batches"]:
         share = r.get("device_share")
-        if r["backend"] == "cpu":
+        if r["backend"] == "cpu" or r["backend"].startswith("cpu "):
             chk.check(share is None, what + ": cpu has a device share",
                       repr(r))
         elif r["backend"].startswith("opencl"):
@@ -131,7 +208,8 @@ def check_doc(chk, doc, devices, sizes, batches, runs, what):
                       repr(r))
 
     cross = {(c.get("backend"), c.get("size")): c for c in doc["crossover"]}
-    for name in names[1:]:
+    others = [n for n in names if n != "cpu" and not n.startswith("cpu ")]
+    for name in others:
         for size in (64, 4096):
             c = cross.get((name, size))
             if not chk.check(c is not None, "%s: no crossover for %s at %d B"
@@ -140,21 +218,64 @@ def check_doc(chk, doc, devices, sizes, batches, runs, what):
             chk.check((c["batch"] is None and c["text"] == "never") or
                       (c["batch"] in batches and c["text"] == str(c["batch"])),
                       what + ": bad crossover entry", repr(c))
-    if len(names) == 1:
+    if not others:
         chk.check(doc["crossover"] == [], what + ": crossover without OpenCL")
 
 
-def check_quick(chk, exe, devices):
+def check_quick(chk, exe, devices, impls):
     proc = clitest.run([exe, "bench", "--quick", "--json"], timeout=300)
     if not chk.status(proc, 0, "bench --quick --json"):
         return
     doc = parse_json(chk, proc, "bench --quick --json")
     if doc is not None:
         check_doc(chk, doc, devices, [64, 4096, 1 << 20], [1, 16, 256, 4096],
-                  5, "--quick --json")
+                  5, "--quick --json", impls.quick_rows())
 
 
-def check_text_and_plot(chk, exe, devices, tmp):
+def check_cpu_impl_option(chk, exe, impls):
+    """--cpu-impl all, default and a list: the cpu rows asked for, each
+    measured at every size and batch with every run checked; the text
+    report names each implementation."""
+    plan = ["--backend", "cpu", "--quick", "--sizes", "64,4K", "--batches",
+            "1,16", "--runs", "2", "--min-time", "0.002"]
+    two = [n for n in ("sha-ni", "portable") if n in impls.runnable]
+    for arg, rows in (("all", impls.rows()), ("default", impls.rows([])),
+                      (",".join(two), impls.rows(two))):
+        what = "bench --cpu-impl %s --quick" % arg
+        proc = clitest.run([exe, "bench", "--json", "--cpu-impl", arg] + plan,
+                           timeout=300)
+        if not chk.status(proc, 0, what):
+            continue
+        doc = parse_json(chk, proc, what)
+        if doc is None:
+            continue
+        check_cpu_rows(chk, doc, rows, what)
+        got = {(r["backend"], r["size"], r["count"]) for r in doc["sizes"]}
+        got |= {(r["backend"], r["size"], r["count"]) for r in doc["batches"]}
+        for name, _ in rows:
+            for size, count in ((64, 16384), (4096, 1024), (64, 1), (64, 16),
+                                (4096, 1), (4096, 16)):
+                chk.check((name, size, count) in got, "%s: no row for %s, "
+                          "%d x %d B" % (what, name, count, size))
+        for r in doc["sizes"] + doc["batches"]:
+            check_result(chk, r, 2, what)
+    if len(impls.runnable) < 2:
+        chk.fail("fewer than two CPU implementations run here: %r"
+                 % impls.runnable)
+    proc = clitest.run([exe, "bench", "--cpu-impl", "all"] + plan, timeout=300)
+    if chk.status(proc, 0, "bench --cpu-impl all (text)"):
+        out = proc.stdout.decode("utf-8", "replace")
+        chk.check(re.search(r"^  cpu \(%s\) +cpu: " % re.escape(impls.default),
+                            out, re.M) is not None,
+                  "bench (text): the cpu row does not name the default "
+                  "implementation", out)
+        for name, _ in impls.rows()[1:]:
+            chk.check(re.search(r"^ +(\S+ +\d+ +)?%s +\d" % re.escape(name),
+                                out, re.M) is not None,
+                      "bench (text): no table row for %s" % name, out)
+
+
+def check_text_and_plot(chk, exe, devices, impls, tmp):
     png = os.path.join(tmp, "bench plot.png")
     jfile = os.path.join(tmp, "bench.json")
     if shutil.which("gnuplot") is None:
@@ -178,7 +299,8 @@ def check_text_and_plot(chk, exe, devices, tmp):
     try:
         with open(jfile, "rb") as f:
             doc = json.loads(f.read().decode("utf-8"))
-        check_doc(chk, doc, devices, [64, 4096], [1, 16, 256], 3, "--json-file")
+        check_doc(chk, doc, devices, [64, 4096], [1, 16, 256], 3, "--json-file",
+                  impls.rows())
     except (OSError, ValueError) as e:
         chk.fail("--json-file: %s not written or not JSON: %s" % (jfile, e))
     if shutil.which("gnuplot") is not None:
@@ -191,7 +313,7 @@ def check_text_and_plot(chk, exe, devices, tmp):
                   out)
 
 
-def check_no_opencl(chk, exe, tmp):
+def check_no_opencl(chk, exe, impls, tmp):
     empty = os.path.join(tmp, "no-vendors")
     os.mkdir(empty)
     env = clitest.clean_env(OCL_ICD_VENDORS=empty)
@@ -209,7 +331,7 @@ def check_no_opencl(chk, exe, tmp):
                       "bench without OpenCL: JSON note does not say so",
                       repr(doc.get("note")))
             check_doc(chk, doc, [], [64, 4096], [1, 16, 256], 3,
-                      "without OpenCL")
+                      "without OpenCL", impls.rows())
     proc = clitest.run([exe, "bench", "--quick"], env=env)
     if chk.status(proc, 0, "bench --quick (text) without OpenCL"):
         chk.check(b"OpenCL devices: none" in proc.stdout,
@@ -223,10 +345,10 @@ def check_no_opencl(chk, exe, tmp):
               "no clear error", clitest.show(proc.stderr))
 
 
-def check_mismatch(chk, exe, devices):
+def check_mismatch(chk, exe, devices, impls):
     devices = [d for d in devices if d["available"]]
-    names = ["cpu", "openssl"] + (["opencl " + devices[0]["id"], "all"]
-                                  if devices else [])
+    names = ["openssl"] + [n for n, _ in impls.rows()] + \
+        (["opencl " + devices[0]["id"], "all"] if devices else [])
     for name in names:
         env = clitest.clean_env(HASHBATCH_BENCH_CORRUPT=name)
         proc = clitest.run([exe, "bench", "--json"] + SMALL, env=env)
@@ -263,8 +385,13 @@ def check_without_cpu(chk, exe, devices):
         repr(doc["crossover"]))
 
 
-def check_usage(chk, exe, tmp):
+def check_usage(chk, exe, impls, tmp):
     cases = [
+        (["--cpu-impl", "bogus"], b"invalid CPU implementation 'bogus'"),
+        (["--cpu-impl", "sha-ni,"], b"invalid CPU implementation ''"),
+        (["--cpu-impl", "AVX2"], b"'AVX2'"),
+        (["--backend", "opencl", "--cpu-impl", "sha-ni"],
+         b"'--backend' leaves out cpu"),
         (["--sizes", "64,x"], b"'x' is not a number"),
         (["--sizes", "0"], b"out of range"),
         (["--sizes", "2G"], b"out of range"),
@@ -287,6 +414,10 @@ def check_usage(chk, exe, tmp):
         (["--frobnicate"], b"unrecognized option"),
         (["extra"], b"extra operand"),
     ]
+    for name in impls.unrunnable:
+        cases.append((["--cpu-impl", name],
+                      ("'%s'" % name).encode() + b" in '--cpu-impl " +
+                      name.encode() + b"' does not run on this CPU"))
     for args, why in cases:
         proc = clitest.run([exe, "bench"] + args, timeout=30)
         what = "bench " + " ".join(args)
@@ -316,8 +447,12 @@ def check_usage(chk, exe, tmp):
     chk.check(not os.path.exists(png), "--plot without gnuplot left a file")
     proc = clitest.run([exe, "bench", "--help"])
     chk.status(proc, 0, "bench --help")
-    chk.check(b"--quick" in proc.stdout and b"--plot" in proc.stdout,
+    chk.check(b"--quick" in proc.stdout and b"--plot" in proc.stdout and
+              b"--cpu-impl LIST" in proc.stdout,
               "bench --help: options missing", clitest.show(proc.stdout))
+    for name in LANES:
+        chk.check(name.encode() in proc.stdout,
+                  "bench --help: CPU implementation %s not named" % name)
 
 
 def main():
@@ -327,12 +462,18 @@ def main():
     if devices is None:
         print("`hashbatch devices --json` failed")
         sys.exit(1)
+    impls = CpuImpls(devices_doc(exe)["cpu"])
+    if impls.default not in impls.runnable:
+        print("`hashbatch devices --json` names no runnable default CPU "
+              "implementation: %r" % impls.impls)
+        sys.exit(1)
     with tempfile.TemporaryDirectory(prefix="hb-bench-") as tmp:
-        check_usage(chk, exe, tmp)
-        check_quick(chk, exe, devices)
-        check_text_and_plot(chk, exe, devices, tmp)
-        check_no_opencl(chk, exe, tmp)
-        check_mismatch(chk, exe, devices)
+        check_usage(chk, exe, impls, tmp)
+        check_cpu_impl_option(chk, exe, impls)
+        check_quick(chk, exe, devices, impls)
+        check_text_and_plot(chk, exe, devices, impls, tmp)
+        check_no_opencl(chk, exe, impls, tmp)
+        check_mismatch(chk, exe, devices, impls)
         check_without_cpu(chk, exe, devices)
     chk.finish()
 

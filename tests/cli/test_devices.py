@@ -1,9 +1,15 @@
 """test_devices.py - `hashbatch devices [--json]`: lists the OpenCL
 devices (the pocl one where pocl is installed), the CPU pool and what
-`auto` picks; the JSON form parses and has every field. With no OpenCL
-platform at all (OCL_ICD_VENDORS pointing at an empty directory) it still
-exits 0 and says so, `sum --backend opencl` fails clearly (exit 1), and
-`sum` (auto) still works on the CPU pool.
+`auto` picks; the JSON form parses and has every field. The cpu line
+names the implementation the pool hashes with: the library's default
+(one of the implementations this CPU runs, as /proc/cpuinfo's flags say
+for avx2 and avx512), or the one HASHBATCH_CPU_IMPL names, each of them
+in turn; a "cpu implementations:" line lists the runnable ones with the
+default marked; an unknown HASHBATCH_CPU_IMPL (or one this CPU does not
+run) is a usage error naming it. With no OpenCL platform at all
+(OCL_ICD_VENDORS pointing at an empty directory) it still exits 0 and
+says so, `sum --backend opencl` fails clearly (exit 1), and `sum` (auto)
+still works on the CPU pool.
 
 Usage: test_devices.py PATH/TO/hashbatch
 """
@@ -25,8 +31,32 @@ DEVICE_FIELDS = {
     "compute_units": int, "max_clock_mhz": int, "global_mem_bytes": int,
     "max_alloc_bytes": int, "opencl_version": str, "driver_version": str,
     "available": bool, "auto_pick": bool}
-CPU_LINE = re.compile(rb"^cpu: OpenSSL, \d+ threads?, SHA-NI (yes|no)$",
-                      re.M)
+CPU_LINE = re.compile(rb"^cpu: (?:(\S+) multi-buffer \((\d+) lanes\) \+ )?"
+                      rb"OpenSSL, \d+ threads?, SHA-NI (yes|no)"
+                      rb"( \(HASHBATCH_CPU_IMPL\))?$", re.M)
+IMPL_FIELDS = {"name": str, "lanes": int, "runs": bool, "default": bool}
+# The lanes hashbatch.h documents for each multi-buffer implementation.
+LANES = {"avx512": 16, "avx2": 8, "portable": 4, "sha-ni": 0}
+
+
+def cpu_flags():
+    """/proc/cpuinfo's flags of the first CPU, or None off Linux x86."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return None
+
+
+def cpu_line(chk, out, what):
+    """The cpu line's match, or None after a failure."""
+    m = CPU_LINE.search(out)
+    chk.check(m is not None, what + ": no 'cpu: [IMPL multi-buffer (N lanes) "
+              "+ ]OpenSSL, N threads, SHA-NI yes/no' line", clitest.show(out))
+    return m
 
 
 def pocl_installed():
@@ -57,6 +87,7 @@ def check_json_doc(chk, doc, what):
     chk.check(isinstance(cpu.get("threads"), int) and cpu["threads"] > 0 and
               isinstance(cpu.get("sha_ni"), bool), what + ": cpu fields",
               repr(cpu))
+    check_json_impls(chk, cpu, what)
     picks = [d for d in doc["opencl_devices"] if d.get("auto_pick")]
     chk.check(len(picks) <= 1, what + ": more than one auto_pick device")
     auto = doc["auto"]
@@ -70,12 +101,119 @@ def check_json_doc(chk, doc, what):
                   repr(auto))
 
 
+def check_json_impls(chk, cpu, what):
+    """The CPU implementations: every field, one default that runs, the
+    portable and sha-ni ones everywhere, avx2/avx512 as the CPU has them."""
+    impls = cpu.get("cpu_impls")
+    if not chk.check(isinstance(impls, list) and impls,
+                     what + ": no cpu_impls list", repr(cpu)):
+        return
+    for impl in impls:
+        for field, kind in IMPL_FIELDS.items():
+            chk.check(isinstance(impl.get(field), kind),
+                      "%s: cpu_impls field %r missing or not %s"
+                      % (what, field, kind.__name__), repr(impl))
+    runs = {i.get("name"): i.get("runs") for i in impls}
+    chk.check(set(runs) == set(LANES), what + ": implementations %r, "
+              "expected %r" % (sorted(runs), sorted(LANES)))
+    for impl in impls:
+        chk.check(impl.get("lanes") == LANES.get(impl.get("name")),
+                  what + ": lanes differ from hashbatch.h's", repr(impl))
+    chk.check(runs.get("portable") is True and runs.get("sha-ni") is True,
+              what + ": portable and sha-ni must run everywhere", repr(runs))
+    defaults = [i["name"] for i in impls if i.get("default")]
+    chk.check(len(defaults) == 1 and runs.get(defaults[0]) is True and
+              cpu.get("cpu_impl_default") == defaults[0],
+              what + ": not exactly one default, or it does not run",
+              repr(cpu))
+    chk.check(runs.get(cpu.get("cpu_impl")) is True and
+              cpu.get("lanes") == LANES.get(cpu.get("cpu_impl")),
+              what + ": the pool's implementation does not run here",
+              repr(cpu))
+    flags = cpu_flags()
+    if flags is not None and "sse2" in flags:  # x86, where the flags tell
+        chk.check(runs.get("avx2") is ("avx2" in flags),
+                  what + ": avx2 runs %r, /proc/cpuinfo avx2 %r"
+                  % (runs.get("avx2"), "avx2" in flags))
+        has512 = {"avx512f", "avx512bw"} <= flags
+        chk.check(runs.get("avx512") is has512,
+                  what + ": avx512 runs %r, /proc/cpuinfo avx512f+bw %r"
+                  % (runs.get("avx512"), has512))
+        chk.check(cpu["sha_ni"] is ("sha_ni" in flags),
+                  what + ": sha_ni %r, /proc/cpuinfo sha_ni %r"
+                  % (cpu["sha_ni"], "sha_ni" in flags))
+
+
+def check_cpu_text(chk, out, impl, forced, impls, default, what):
+    """The cpu line names impl (forced: by HASHBATCH_CPU_IMPL) and the
+    implementations line lists the runnable ones, default marked."""
+    m = cpu_line(chk, out, what)
+    if m is not None:
+        if LANES.get(impl):
+            chk.check(m.group(1) == impl.encode() and
+                      m.group(2) == str(LANES[impl]).encode(),
+                      "%s: cpu line does not name %s with %d lanes"
+                      % (what, impl, LANES[impl]), clitest.show(out))
+        else:
+            chk.check(m.group(1) is None, what + ": cpu line for sha-ni "
+                      "names a multi-buffer implementation", clitest.show(out))
+        chk.check((m.group(4) is not None) == forced, what + ": cpu line "
+                  "says HASHBATCH_CPU_IMPL iff it chose", clitest.show(out))
+    names = [i["name"] + (" (default)" if i["name"] == default else "")
+             for i in impls if i["runs"]]
+    line = "cpu implementations: " + ", ".join(names)
+    chk.check(re.search(rb"^" + re.escape(line.encode()) + rb"(;|$)",
+                        out, re.M) is not None,
+              "%s: no line %r" % (what, line), clitest.show(out))
+
+
+def check_cpu_impl_env(chk, exe, doc):
+    """HASHBATCH_CPU_IMPL=each runnable implementation changes the cpu
+    line and the JSON; bogus and unrunnable ones are usage errors."""
+    cpu = doc.get("cpu", {})
+    impls = cpu.get("cpu_impls") or []
+    default = cpu.get("cpu_impl_default")
+    for impl in impls:
+        name = impl["name"]
+        env = clitest.clean_env(HASHBATCH_CPU_IMPL=name)
+        what = "HASHBATCH_CPU_IMPL=%s devices" % name
+        text = clitest.run([exe, "devices"], env=env)
+        if not impl["runs"]:
+            chk.status(text, 2, what + " (does not run here)")
+            chk.check(name.encode() in text.stderr and
+                      b"does not run" in text.stderr,
+                      what + ": error does not name it",
+                      clitest.show(text.stderr))
+            continue
+        if not chk.status(text, 0, what):
+            continue
+        check_cpu_text(chk, text.stdout, name, True, impls, default, what)
+        proc = clitest.run([exe, "devices", "--json"], env=env)
+        if chk.status(proc, 0, what + " --json"):
+            got = parse_json(chk, proc, what + " --json") or {}
+            chk.check(got.get("cpu", {}).get("cpu_impl") == name and
+                      got["cpu"].get("cpu_impl_from") == "HASHBATCH_CPU_IMPL" and
+                      got["cpu"].get("cpu_impl_default") == default,
+                      what + " --json: cpu_impl not the forced one",
+                      repr(got.get("cpu")))
+    for bad in ("bogus", ""):
+        env = clitest.clean_env(HASHBATCH_CPU_IMPL=bad)
+        proc = clitest.run([exe, "devices"], env=env)
+        if bad == "":  # empty is unset: the default
+            chk.status(proc, 0, "HASHBATCH_CPU_IMPL= (empty) devices")
+            check_cpu_text(chk, proc.stdout, default, False, impls, default,
+                           "HASHBATCH_CPU_IMPL= (empty) devices")
+            continue
+        chk.status(proc, 2, "HASHBATCH_CPU_IMPL=bogus devices")
+        chk.check(b"'bogus'" in proc.stderr and
+                  b"HASHBATCH_CPU_IMPL" in proc.stderr and proc.stdout == b"",
+                  "HASHBATCH_CPU_IMPL=bogus: no usage error naming it",
+                  clitest.show(proc.stderr))
+
+
 def check_with_opencl(chk, exe):
     text = clitest.run([exe, "devices"])
     chk.status(text, 0, "devices")
-    chk.check(CPU_LINE.search(text.stdout) is not None,
-              "devices: no 'cpu: OpenSSL, N threads, SHA-NI yes/no' line",
-              clitest.show(text.stdout))
     chk.check(re.search(rb"^auto: ", text.stdout, re.M) is not None,
               "devices: no 'auto:' line", clitest.show(text.stdout))
     proc = clitest.run([exe, "devices", "--json"])
@@ -84,6 +222,16 @@ def check_with_opencl(chk, exe):
     if doc is None:
         return
     check_json_doc(chk, doc, "devices --json")
+    cpu = doc.get("cpu", {})
+    if cpu.get("cpu_impls"):
+        chk.check(cpu.get("cpu_impl") == cpu.get("cpu_impl_default") and
+                  cpu.get("cpu_impl_from") is None,
+                  "devices --json: without HASHBATCH_CPU_IMPL the pool does "
+                  "not use the default", repr(cpu))
+        check_cpu_text(chk, text.stdout, cpu.get("cpu_impl_default"), False,
+                       cpu["cpu_impls"], cpu.get("cpu_impl_default"),
+                       "devices")
+        check_cpu_impl_env(chk, exe, doc)
     for dev in doc.get("opencl_devices", []):
         chk.check(("%s  %s" % (dev["id"], dev["name"])).encode() in
                   text.stdout, "devices: text lacks device %s" % dev["id"],

@@ -17,12 +17,14 @@
 #include "cli.h"
 
 #define BENCH_CMD "bench"
-#define BENCH_MAX_LIST 32                             /* entries of --sizes / --batches */
-#define BENCH_MAX_BACKENDS (HB_STATS_MAX_DEVICES + 2) /* cpu, each device, all */
-#define BENCH_MAX_SIZE ((size_t)1 << 30)              /* largest message of --sizes */
-#define BENCH_MAX_BATCH ((size_t)1 << 20)             /* largest batch of --batches */
-#define BENCH_MAX_INPUT ((size_t)2 << 30)             /* largest input buffer */
-#define BENCH_OPENSSL (-1)                            /* result of the OpenSSL loop */
+#define BENCH_MAX_LIST 32     /* entries of --sizes / --batches */
+#define BENCH_MAX_CPU_IMPLS 8 /* CPU implementations --cpu-impl can name */
+/* cpu, cpu IMPL for each other implementation, each device, all */
+#define BENCH_MAX_BACKENDS (HB_STATS_MAX_DEVICES + 2 + BENCH_MAX_CPU_IMPLS)
+#define BENCH_MAX_SIZE ((size_t)1 << 30)  /* largest message of --sizes */
+#define BENCH_MAX_BATCH ((size_t)1 << 20) /* largest batch of --batches */
+#define BENCH_MAX_INPUT ((size_t)2 << 30) /* largest input buffer */
+#define BENCH_OPENSSL (-1)                /* result of the OpenSSL loop */
 
 /* A sorted list of sizes or counts without duplicates. */
 typedef struct {
@@ -42,16 +44,26 @@ typedef struct {
     size_t target_bytes;    /* message bytes per batch in the size sweep */
     size_t max_count;       /* most messages per batch in the size sweep */
     int want_cpu, want_opencl, want_all;
-    int backends_given;     /* --backend named them */
-    const char *device;     /* --device: one OpenCL spec; NULL: each device */
-    const char *plot;       /* --plot FILE.png, or NULL */
-    const char *json_file;  /* --json-file FILE, or NULL */
-    cli_engine_opts engine; /* --verify (backend and device are bench's own) */
+    int backends_given;       /* --backend named them */
+    unsigned cpu_impls;       /* bit k: CPU implementation hb_cpu_impl_name(k)
+                                 gets a "cpu NAME" row beside "cpu" (the
+                                 default one), unless it is the default */
+    int cpu_impls_all;        /* every implementation: those this CPU does not
+                                 run are skipped with a note */
+    const char *cpu_impl_arg; /* --cpu-impl as given, or NULL */
+    const char *device;       /* --device: one OpenCL spec; NULL: each device */
+    const char *plot;         /* --plot FILE.png, or NULL */
+    const char *json_file;    /* --json-file FILE, or NULL */
+    cli_engine_opts engine;   /* --verify (backend and device are bench's own) */
 } bench_opts;
 
 /* Fills *o from argv. Returns -1 to go on, else the exit status (help
  * printed, or a usage error reported). */
 int bench_parse(int argc, char **argv, bench_opts *o);
+
+/* The index k of the CPU implementation called name (hb_cpu_impl_name(k)),
+ * or -1 when the library knows no such name. */
+int bench_cpu_impl_index(const char *name);
 
 /* Parses "64,4K,1M" (suffixes K, M, G: powers of 1024) into a sorted list
  * of values in [1, max]. Returns 0, or -1 with a reason in why. */
@@ -81,9 +93,14 @@ void bench_machine_load_end(bench_machine *m);
 
 /* One backend under test (bench_backends.c). */
 typedef struct {
-    char name[48];    /* "cpu", "opencl 0:0", "all" */
-    const char *kind; /* "cpu", "opencl" or "all" */
-    char device[128]; /* the engine's device spec; "" for cpu */
+    char name[48];        /* "cpu", "cpu sha-ni", "opencl 0:0", "all" */
+    const char *kind;     /* "cpu", "opencl" or "all" */
+    const char *cpu_impl; /* the CPU pool's implementation (a static name
+                             from the library) for cpu and all; NULL for
+                             opencl */
+    int cpu_forced;       /* 1: cpu_impl is asked for ("cpu NAME" rows);
+                             0: the library's default */
+    char device[128];     /* the engine's device spec; "" for cpu */
     char describe[256];
     hb_engine *engine;
 } bench_backend;
@@ -91,7 +108,8 @@ typedef struct {
 typedef struct {
     bench_backend b[BENCH_MAX_BACKENDS];
     size_t n;
-    char note[256]; /* why some backend is not measured; "" if none */
+    char note[512]; /* why some backends are not measured, "; " between
+                       reasons; "" if none */
 } bench_backends;
 
 /* Chooses the backends from the options and the machine's devices and
@@ -188,8 +206,14 @@ const bench_result *bench_report_find(const bench_report *rep, bench_sweep sweep
  * (no cpu backend, or nothing measured). */
 long long bench_crossover(const bench_report *rep, int backend, size_t size);
 
-/* Index of the cpu backend, or -1. */
+/* Index of the cpu backend with the default implementation (the row
+ * named "cpu", which crossovers compare with), or -1. */
 int bench_cpu_index(const bench_report *rep);
+
+/* The label of backend i (BENCH_OPENSSL: OpenSSL's loop) in tables and
+ * plots: its name, with the implementation after the default "cpu"
+ * ("cpu (avx512)"), into buf. */
+const char *bench_label(const bench_report *rep, int i, char *buf, size_t len);
 
 /* Reports (bench_text.c, bench_json.c, bench_plot.c). */
 void bench_print_text(FILE *f, const bench_report *rep);

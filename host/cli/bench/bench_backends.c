@@ -1,12 +1,16 @@
 /*
  * bench_backends.c - the backends `hashbatch bench` measures, one engine
- * each: cpu (the OpenSSL pool), each OpenCL device alone (or the --device
- * spec), and all (every OpenCL device and the pool together).
+ * each: cpu (the CPU pool with its default implementation), cpu NAME (the
+ * pool forced to each other CPU implementation asked for), each OpenCL
+ * device alone (or the --device spec), and all (every OpenCL device and
+ * the pool together).
  *
- * Owns: choosing them from --backend, --device and the devices present,
- * and opening each engine once (hb_engine_open builds the kernel and runs
- * it once, so no timed batch compiles). Must not: time anything.
+ * Owns: choosing them from --backend, --cpu-impl, --device, the CPU's
+ * implementations and the devices present, and opening each engine once
+ * (hb_engine_open builds the kernel and runs it once, so no timed batch
+ * compiles). Must not: time anything.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,16 +30,70 @@ static bench_backend *add(bench_backends *bs, const char *kind, const char *name
     return b;
 }
 
+/* note: appends one reason to bs->note ("; " between reasons). */
+static void note(bench_backends *bs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void note(bench_backends *bs, const char *fmt, ...)
+{
+    size_t used = strlen(bs->note);
+    if (used > 0 && used + 2 < sizeof bs->note) {
+        memcpy(bs->note + used, "; ", 3);
+        used += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(bs->note + used, sizeof bs->note - used, fmt, ap);
+    va_end(ap);
+}
+
+/* add_cpu_impl: the "cpu NAME" backend of implementation `name`, if it is
+ * asked for, is not the default, and (with --cpu-impl all) runs here. */
+static void add_cpu_impl(bench_backends *bs, const bench_opts *o, unsigned k, const char *name)
+{
+    char row[48];
+    if (!o->cpu_impls_all && !(o->cpu_impls & (1u << k)))
+        return;
+    if (strcmp(name, hb_cpu_impl_default_name()) == 0)
+        return; /* that is the "cpu" row */
+    if (!hb_cpu_impl_runs(name)) {
+        note(bs, "CPU implementation %s does not run on this CPU: skipped", name);
+        return;
+    }
+    snprintf(row, sizeof row, "cpu %s", name);
+    bench_backend *b = add(bs, "cpu", row, "");
+    if (b == NULL) {
+        note(bs, "more than %d backends: %s skipped", BENCH_MAX_BACKENDS, row);
+        return;
+    }
+    b->cpu_impl = name;
+    b->cpu_forced = 1;
+}
+
+/* add_cpu: "cpu" (the default implementation), then "cpu NAME" for the
+ * others asked for, widest lanes first (the library lists them
+ * narrowest first, sha-ni at 0). */
+static void add_cpu(bench_backends *bs, const bench_opts *o)
+{
+    bench_backend *b = add(bs, "cpu", "cpu", "");
+    if (b == NULL)
+        return;
+    b->cpu_impl = hb_cpu_impl_default_name();
+    unsigned count = 0;
+    while (count < BENCH_MAX_CPU_IMPLS && hb_cpu_impl_name(count) != NULL)
+        count++;
+    for (unsigned k = count; k-- > 0;)
+        add_cpu_impl(bs, o, k, hb_cpu_impl_name(k));
+}
+
 /* choose: the list of backends, not yet opened. Returns 0, or
  * CLI_EXIT_FAILURE when OpenCL was asked for by name and there is none. */
 static int choose(bench_backends *bs, const bench_opts *o, const bench_machine *m)
 {
     char name[48];
     if (o->want_cpu)
-        add(bs, "cpu", "cpu", "");
+        add_cpu(bs, o);
     if ((o->want_opencl || o->want_all) && m->ndev == 0) {
-        snprintf(bs->note, sizeof bs->note,
-                 "no OpenCL platform or device found: only the cpu backend is measured");
+        note(bs, "no OpenCL platform or device found: only the cpu backend is measured");
         if (o->backends_given) {
             cli_error(BENCH_CMD ": no OpenCL platform or device found: cannot measure the %s "
                                 "backend",
@@ -53,25 +111,28 @@ static int choose(bench_backends *bs, const bench_opts *o, const bench_machine *
             snprintf(spec, sizeof spec, "%u:%u", m->dev[i].platform_index, m->dev[i].device_index);
             snprintf(name, sizeof name, "opencl %s", spec);
             if (!m->dev[i].available)
-                snprintf(bs->note, sizeof bs->note, "OpenCL device %s is not available: skipped",
-                         spec);
-            else if (add(bs, "opencl", name, spec) == NULL)
-                snprintf(bs->note, sizeof bs->note, "more than %d backends: %s and later skipped",
-                         BENCH_MAX_BACKENDS, name);
+                note(bs, "OpenCL device %s is not available: skipped", spec);
+            else if (add(bs, "opencl", name, spec) == NULL) {
+                note(bs, "more than %d backends: %s and later skipped", BENCH_MAX_BACKENDS, name);
+                break;
+            }
         }
     }
-    if (o->want_all)
-        add(bs, "all", "all", "all");
+    bench_backend *all = o->want_all ? add(bs, "all", "all", "all") : NULL;
+    if (all != NULL)
+        all->cpu_impl = hb_cpu_impl_default_name();
     return CLI_EXIT_OK;
 }
 
-/* open_one: the engine of b, with the verification mode of base;
+/* open_one: the engine of b, with the verification mode of base (and,
+ * for a "cpu NAME" row, that CPU implementation);
  * user_spec: b's device is the --device spec, so a spec that matches no
  * device is a usage error. */
 static int open_one(bench_backend *b, const hb_config *base, int user_spec)
 {
     hb_config cfg = *base;
     cfg.use_environment = 0;
+    cfg.cpu_impl = b->cpu_forced ? b->cpu_impl : NULL;
     if (strcmp(b->kind, "cpu") == 0) {
         cfg.backend = HB_BACKEND_CPU;
         cfg.device = NULL;

@@ -4,7 +4,8 @@
  *
  * Owns: the definition of the crossover: the smallest measured batch
  * from which the backend's median messages/s stays above the cpu
- * backend's at every larger measured batch. Must not: measure or print.
+ * backend's (the "cpu" row: the pool's default implementation) at every
+ * larger measured batch. Must not: measure or print.
  */
 #include <string.h>
 
@@ -13,7 +14,7 @@
 int bench_cpu_index(const bench_report *rep)
 {
     for (size_t i = 0; i < rep->backends.n; i++)
-        if (strcmp(rep->backends.b[i].kind, "cpu") == 0)
+        if (strcmp(rep->backends.b[i].kind, "cpu") == 0 && !rep->backends.b[i].cpu_forced)
             return (int)i;
     return -1;
 }

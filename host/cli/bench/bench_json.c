@@ -3,7 +3,10 @@
  * document (machine, settings, backends, both sweeps, the OpenSSL
  * reference and the crossover).
  *
- * Owns: the JSON shape of the report, documented in the README. Numbers
+ * Owns: the JSON shape of the report, documented in the README ("cpu_impl"
+ * on each backend and each result: the CPU pool's implementation for the
+ * rows that use the pool, null for OpenCL devices and OpenSSL's own loop,
+ * with "cpu_impl_default": true on the default "cpu" row). Numbers
  * are printed in the C locale (main() leaves LC_NUMERIC alone).
  * Must not: measure, or print anything that is not JSON on its stream.
  */
@@ -29,6 +32,16 @@ static void str(FILE *f, const char *s, size_t max)
 }
 
 #define STR_FIELD(f, s) str((f), (s), sizeof(s))
+
+/* cpu_impl: the "cpu_impl" value of backend i (BENCH_OPENSSL: null). */
+static void cpu_impl(FILE *f, const bench_report *rep, int i)
+{
+    const char *name = i == BENCH_OPENSSL ? NULL : rep->backends.b[i].cpu_impl;
+    if (name != NULL)
+        str(f, name, 32);
+    else
+        fputs("null", f);
+}
 
 static void spread(FILE *f, const char *key, const bench_spread *s)
 {
@@ -116,7 +129,10 @@ static void backends(FILE *f, const bench_report *rep)
             STR_FIELD(f, bs->b[i].device);
         else
             fputs("null", f);
-        fputs(", \"engine\": ", f);
+        fputs(", \"cpu_impl\": ", f);
+        cpu_impl(f, rep, (int)i);
+        fprintf(f, ", \"cpu_impl_default\": %s, \"engine\": ",
+                bs->b[i].cpu_impl != NULL && !bs->b[i].cpu_forced ? "true" : "false");
         STR_FIELD(f, bs->b[i].describe);
         fprintf(f, "}%s\n", i + 1 == bs->n ? "" : ",");
     }
@@ -137,6 +153,8 @@ static void result(FILE *f, const bench_report *rep, const bench_result *r, int 
         fputs("\"openssl\"", f);
     else
         STR_FIELD(f, rep->backends.b[r->backend].name);
+    fputs(", \"cpu_impl\": ", f);
+    cpu_impl(f, rep, r->backend);
     fprintf(f,
             ", \"size\": %zu, \"count\": %zu, \"runs\": %u, \"checked_runs\": %u, "
             "\"calls\": %" PRIu64 ", \"seconds\": ",

@@ -2,8 +2,8 @@
  * bench_options.c - the options and help of `hashbatch bench`, and the
  * plan they make (which sizes, batches, backends; how many runs).
  *
- * Owns: parsing --sizes/--batches lists, --backend lists, --runs,
- * --min-time, and the defaults of the full and the --quick plans.
+ * Owns: parsing --sizes/--batches lists, --backend and --cpu-impl lists,
+ * --runs, --min-time, and the defaults of the full and the --quick plans.
  * Must not: measure, open engines, or touch the plot file (the plot
  * module checks that).
  */
@@ -24,7 +24,8 @@ enum {
     OPT_RUNS,
     OPT_MIN_TIME,
     OPT_PLOT,
-    OPT_JSON_FILE
+    OPT_JSON_FILE,
+    OPT_CPU_IMPL
 };
 
 static void help(void)
@@ -32,9 +33,11 @@ static void help(void)
     printf("Usage: %s " BENCH_CMD " [OPTION]...\n"
            "Measure SHA-1 throughput end to end through the library (hb_sha1_batch,\n"
            "packing, transfers and verification included) on each backend: the cpu\n"
-           "backend (OpenSSL on one thread per core), each OpenCL device alone, and\n"
+           "backend (a pool of one thread per core), each OpenCL device alone, and\n"
            "`all` (every OpenCL device and the CPU pool together); beside them\n"
-           "OpenSSL's SHA-1 on one thread. Two sweeps:\n"
+           "OpenSSL's SHA-1 on one thread. The cpu backend is measured once per CPU\n"
+           "implementation (--cpu-impl): `cpu` is the one the pool uses by default,\n"
+           "`cpu NAME` each other one. Two sweeps:\n"
            "  by message size: 64 B to 16 MiB, batches of about 256 MiB\n"
            "  by batch size:   1 to 65536 messages of 64 B and of 4 KiB, and the\n"
            "                   crossover: the smallest batch from which an OpenCL\n"
@@ -44,7 +47,8 @@ static void help(void)
            "Every run's digests are compared with OpenSSL's; a difference stops\n"
            "the benchmark with an error.\n\n"
            "  --quick         a small plan (a few seconds): sizes 64,4K,1M,\n"
-           "                  batches 1,16,256,4096, runs of 0.02 s\n"
+           "                  batches 1,16,256,4096, runs of 0.02 s; cpu\n"
+           "                  implementations: the default and sha-ni\n"
            "  --json          print one JSON document instead of tables\n"
            "  --json-file FILE\n"
            "                  also write that JSON document to FILE\n"
@@ -52,6 +56,12 @@ static void help(void)
            "                  up to 1G), or none\n"
            "  --batches LIST  batch sizes of the batch sweep, e.g. 1,64,4K, or none\n"
            "  --backend LIST  any of cpu, opencl, all (default: all three)\n"
+           "  --cpu-impl LIST the CPU implementations of the cpu backend, beside the\n"
+           "                  default one (always measured, as `cpu`): any of\n"
+           "                  avx512, avx2, portable (multi-buffer lanes), sha-ni\n"
+           "                  (OpenSSL, one message at a time), comma-separated;\n"
+           "                  `default` for the default one alone; `all` (the\n"
+           "                  default without --quick) for every one this CPU runs\n"
            "  --device D      the OpenCL device(s) for `opencl`, as --device of\n"
            "                  `sum` (default: each device, one at a time)\n"
            "  --verify V      verification of the engines: off, sample (default)\n"
@@ -62,11 +72,13 @@ static void help(void)
            "                  and messages/s by batch size, log axes\n"
            "  -h, --help      print this help and exit\n\n"
            "Without OpenCL devices only cpu is measured, and the report says so.\n"
-           "HASHBATCH_BACKEND and HASHBATCH_DEVICE are ignored: --backend and\n"
-           "--device choose; HASHBATCH_VERIFY gives the default of --verify.\n\n"
+           "HASHBATCH_BACKEND, HASHBATCH_DEVICE and HASHBATCH_CPU_IMPL are ignored:\n"
+           "--backend, --device and --cpu-impl choose; HASHBATCH_VERIFY gives the\n"
+           "default of --verify.\n\n"
            "Exit status: 0 when every figure was measured, 1 if an engine failed\n"
            "or a digest differed from OpenSSL's, 2 on a usage error (including a\n"
-           "--plot or --json-file file that cannot be written).\n",
+           "--plot or --json-file file that cannot be written, and a CPU\n"
+           "implementation this CPU does not run).\n",
            CLI_PROGRAM);
 }
 
@@ -152,6 +164,74 @@ static int parse_backends(const char *text, bench_opts *o)
     return -1;
 }
 
+int bench_cpu_impl_index(const char *name)
+{
+    const char *k_name;
+    for (unsigned k = 0; k < BENCH_MAX_CPU_IMPLS && (k_name = hb_cpu_impl_name(k)) != NULL; k++)
+        if (strcmp(k_name, name) == 0)
+            return (int)k;
+    return -1;
+}
+
+/* runnable_names: the implementations this CPU runs, ", " between. */
+static const char *runnable_names(char *buf, size_t len)
+{
+    const char *name;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (unsigned k = 0; k < BENCH_MAX_CPU_IMPLS && (name = hb_cpu_impl_name(k)) != NULL; k++)
+        if (hb_cpu_impl_runs(name) && used < len)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", name);
+    return buf;
+}
+
+/* take_cpu_impl: one item of --cpu-impl (len bytes at p). Returns -1 to
+ * go on, else the exit status of a usage error. */
+static int take_cpu_impl(const char *p, size_t len, const char *text, bench_opts *o)
+{
+    char name[32], runs[128];
+    snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
+    if (len == 3 && strncmp(p, "all", 3) == 0) {
+        o->cpu_impls_all = 1;
+        return -1;
+    }
+    if (len == 7 && strncmp(p, "default", 7) == 0)
+        return -1; /* the "cpu" row, always measured */
+    int k = len < sizeof name ? bench_cpu_impl_index(name) : -1;
+    if (k < 0)
+        return cli_usage_error(BENCH_CMD,
+                               "invalid CPU implementation '%.*s' in '--cpu-impl %s' (valid: "
+                               "avx512, avx2, portable, sha-ni, default, all, comma-separated)",
+                               (int)len, p, text);
+    if (!hb_cpu_impl_runs(name))
+        return cli_usage_error(BENCH_CMD,
+                               "CPU implementation '%s' in '--cpu-impl %s' does not run on this "
+                               "CPU (it runs: %s)",
+                               name, text, runnable_names(runs, sizeof runs));
+    o->cpu_impls |= 1u << k;
+    return -1;
+}
+
+/* parse_cpu_impls: "avx2,sha-ni", "default" or "all" into the cpu_impl*
+ * fields. */
+static int parse_cpu_impls(const char *text, bench_opts *o)
+{
+    o->cpu_impls = 0;
+    o->cpu_impls_all = 0;
+    o->cpu_impl_arg = text;
+    const char *p = text;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        int rc = take_cpu_impl(p, len, text, o);
+        if (rc >= 0)
+            return rc;
+        if (p[len] == '\0')
+            break;
+        p += len + 1;
+    }
+    return -1;
+}
+
 /* set_list: the value of --sizes or --batches. */
 static int set_list(const char *opt, const char *text, size_t max, bench_list *out)
 {
@@ -181,6 +261,9 @@ static void defaults(bench_opts *o, int quick)
     o->min_time = quick ? 0.02 : 0.25;
     o->target_bytes = quick ? (size_t)4 << 20 : (size_t)256 << 20;
     o->max_count = quick ? 16384 : 1000000;
+    o->cpu_impls_all = !quick;
+    int sha_ni = bench_cpu_impl_index("sha-ni");
+    o->cpu_impls = quick && sha_ni >= 0 ? 1u << sha_ni : 0;
 }
 
 /* take: one option of bench other than --quick. Returns -1 to go on. */
@@ -197,6 +280,8 @@ static int take(int c, const char *arg, bench_opts *o, char **argv)
         return set_list("batches", arg, BENCH_MAX_BATCH, &o->batches);
     case CLI_OPT_BACKEND:
         return parse_backends(arg, o);
+    case OPT_CPU_IMPL:
+        return parse_cpu_impls(arg, o);
     case CLI_OPT_DEVICE:
         if (arg[0] == '\0')
             return cli_usage_error(BENCH_CMD, "empty argument for '--device'");
@@ -253,6 +338,7 @@ static const struct option longopts[] = {CLI_ENGINE_LONG_OPTIONS,
                                          {"min-time", required_argument, NULL, OPT_MIN_TIME},
                                          {"plot", required_argument, NULL, OPT_PLOT},
                                          {"json-file", required_argument, NULL, OPT_JSON_FILE},
+                                         {"cpu-impl", required_argument, NULL, OPT_CPU_IMPL},
                                          {"help", no_argument, NULL, CLI_OPT_HELP},
                                          {NULL, 0, NULL, 0}};
 
@@ -289,6 +375,11 @@ int bench_parse(int argc, char **argv, bench_opts *o)
                                "'--device' given ('%s') but '--backend' leaves out opencl, "
                                "the backend it chooses devices for",
                                o->device);
+    if (o->cpu_impl_arg != NULL && !o->want_cpu)
+        return cli_usage_error(BENCH_CMD,
+                               "'--cpu-impl' given ('%s') but '--backend' leaves out cpu, "
+                               "the backend it chooses implementations for",
+                               o->cpu_impl_arg);
     if (o->sizes.n == 0 && o->batches.n == 0)
         return cli_usage_error(BENCH_CMD, "nothing to measure: --sizes and --batches are both "
                                           "none");

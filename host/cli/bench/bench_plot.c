@@ -1,12 +1,15 @@
 /*
  * bench_plot.c - `hashbatch bench --plot FILE.png`: throughput against
- * message size (one line per backend, log axes, min-max bars) and, when
- * the batch sweep ran, messages/s against batch size, drawn by gnuplot.
+ * message size (one line per backend and CPU implementation, log axes,
+ * min-max bars) and, when the batch sweep ran, messages/s against batch
+ * size, drawn by gnuplot.
  *
  * Owns: checking beforehand that gnuplot exists and the file can be
- * written (and that any output file can be), writing the gnuplot script (data inline) to a gnuplot
- * child process, and checking that it exited 0 and left a PNG behind. Must not: print on stdout
- * (gnuplot's stdout goes to stderr), or leave an empty file behind when the check alone created it.
+ * written (and that any output file can be), writing the gnuplot script
+ * (data inline) to a gnuplot child process, and checking that it exited
+ * 0 and left a PNG behind.
+ * Must not: print on stdout (gnuplot's stdout goes to stderr), or leave
+ * an empty file behind when the check alone created it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -87,11 +90,6 @@ static void quoted(FILE *f, const char *s)
     fputc('\'', f);
 }
 
-static const char *name_of(const bench_report *rep, int backend)
-{
-    return backend == BENCH_OPENSSL ? "OpenSSL, 1 thread" : rep->backends.b[backend].name;
-}
-
 /* panel: one plot of the results of a sweep (size: 0 for the size
  * sweep, x = message size, y = GB/s; else the batch sweep at that
  * message size, x = batch, y = M messages/s). Returns 0 if empty. */
@@ -141,7 +139,9 @@ static int panel(FILE *f, const bench_report *rep, bench_sweep sweep, size_t siz
         /* one colour per backend in every panel */
         fprintf(f, "%s$d%d using 1:2:3:4 with yerrorlines linetype %d title ", first ? "" : ", ",
                 b + 1, b + 2);
-        quoted(f, name_of(rep, b));
+        char label[64];
+        quoted(f,
+               b == BENCH_OPENSSL ? "OpenSSL, 1 thread" : bench_label(rep, b, label, sizeof label));
         first = 0;
     }
     fputc('\n', f);

@@ -1,7 +1,7 @@
 /*
  * bench_text.c - the text report of `hashbatch bench`: the machine, the
- * backends, a table per sweep (median and min-max of every figure) and
- * the crossover.
+ * backends (with the CPU implementation of each cpu row), a table per
+ * sweep (median and min-max of every figure) and the crossover.
  *
  * Owns: the wording and layout of the tables. Must not: measure, or
  * compute anything but formatting (the crossover comes from
@@ -54,9 +54,18 @@ static void put_spread(FILE *f, const bench_spread *s, double scale)
     fprintf(f, "%-29s ", all);
 }
 
-static const char *backend_name(const bench_report *rep, int i)
+const char *bench_label(const bench_report *rep, int i, char *buf, size_t len)
 {
-    return i == BENCH_OPENSSL ? "openssl 1 thread" : rep->backends.b[i].name;
+    if (i == BENCH_OPENSSL) {
+        snprintf(buf, len, "openssl 1 thread");
+        return buf;
+    }
+    const bench_backend *b = &rep->backends.b[i];
+    if (strcmp(b->kind, "cpu") == 0 && !b->cpu_forced && b->cpu_impl != NULL)
+        snprintf(buf, len, "%s (%s)", b->name, b->cpu_impl);
+    else
+        snprintf(buf, len, "%s", b->name);
+    return buf;
 }
 
 static void header(FILE *f, const bench_report *rep)
@@ -80,8 +89,11 @@ static void header(FILE *f, const bench_report *rep)
                 (int)strnlen(d->driver_version, sizeof d->driver_version), d->driver_version);
     }
     fprintf(f, "backends:\n");
-    for (size_t i = 0; i < rep->backends.n; i++)
-        fprintf(f, "  %-16s %s\n", rep->backends.b[i].name, rep->backends.b[i].describe);
+    for (size_t i = 0; i < rep->backends.n; i++) {
+        char label[64];
+        fprintf(f, "  %-16s %s\n", bench_label(rep, (int)i, label, sizeof label),
+                rep->backends.b[i].describe);
+    }
     if (rep->opts->sizes.n > 0)
         fprintf(f, "  %-16s OpenSSL's SHA1_Init/Update/Final on one thread, for reference\n",
                 "openssl 1 thread");
@@ -96,12 +108,12 @@ static void header(FILE *f, const bench_report *rep)
 /* row: one result line. */
 static void row(FILE *f, const bench_report *rep, const bench_result *r, int first)
 {
-    char size[32];
+    char size[32], label[64];
     if (first)
         fprintf(f, "  %8s %8zu  ", bench_size_name(r->size, size, sizeof size), r->count);
     else
         fprintf(f, "  %8s %8s  ", "", "");
-    fprintf(f, "%-16s  ", backend_name(rep, r->backend));
+    fprintf(f, "%-16s  ", bench_label(rep, r->backend, label, sizeof label));
     put_spread(f, &r->gbps, 1.0);
     put_spread(f, &r->mps, 1e6);
     if (r->device_share >= 0)
