@@ -11,7 +11,11 @@
  * something; (d) a real OpenCL enqueue error: finished on the CPU with
  * cpu_fallback 1, HB_ERR_DEVICE naming the CL error with cpu_fallback 0;
  * (e) a real kernel build failure at open: HB_ERR_BUILD_FAILED with the
- * build log in the last error, and opening works again once it is off.
+ * build log in the last error, and opening works again once it is off;
+ * (f) the CPU pool's multi-buffer lanes corrupted (every digest of their
+ * batches): with verification off the corruption shows, with full or
+ * sampled verification every digest is right, mismatches are counted and
+ * the pool stops using the lanes (no mismatch on the next batch).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -65,6 +69,70 @@ static int contains_ci(const char *hay, const char *needle)
     }
     return 0;
 }
+
+/* The multi-buffer implementations this CPU runs (sha-ni is OpenSSL). */
+static const char *const lane_impls[] = {"avx512", "avx2", "portable"};
+
+static hb_engine *open_faulty_lanes(const char *impl, hb_verify_mode verify)
+{
+    hb_config cfg;
+    tu_config(&cfg, HB_BACKEND_CPU);
+    cfg.use_environment = 0; /* the implementation is this test's, not a rerun's */
+    cfg.cpu_impl = impl;
+    cfg.verify = verify;
+    hb_engine *e = tu_open_cfg(&cfg);
+    hb_fault_plan plan;
+    memset(&plan, 0, sizeof plan);
+    plan.kind = HB_FAULT_CORRUPT_CPU_LANES;
+    ck_assert_int_eq(hb_testing_set_fault(e, &plan), HB_OK);
+    return e;
+}
+
+/* (f): loop index: the implementation. 4 KiB messages, many per lane. */
+START_TEST(test_corrupt_cpu_lanes)
+{
+    const char *impl = lane_impls[_i];
+    if (!hb_cpu_impl_runs(impl)) {
+        fprintf(stderr, "cpu lanes fault: %s does not run on this CPU, not tested\n", impl);
+        ck_assert_str_ne(impl, "portable"); /* always built, always runs */
+        return;
+    }
+    enum { N = 2048, LEN = 4096 };
+    size_t lens[N];
+    for (size_t i = 0; i < N; i++)
+        lens[i] = LEN - (i % 3); /* long enough that lanes beat OpenSSL */
+    tu_msgset s;
+    tu_msgset_from_lengths(&s, lens, N, 0xfa10 + (uint64_t)_i);
+    hb_digest *got = tu_digests(N);
+
+    hb_engine *e = open_faulty_lanes(impl, HB_VERIFY_OFF);
+    tu_batch(e, s.m, N, got);
+    size_t bad = tu_count_mismatches(s.m, N, s.want, got, "cpu lanes corrupt, verify off");
+    fprintf(stderr, "%s, verify off: %zu wrong digests of %d\n", impl, bad, N);
+    ck_assert_msg(bad >= 1, "%s: lane fault injection had no visible effect", impl);
+    hb_engine_close(e);
+
+    for (int full = 0; full < 2; full++) {
+        e = open_faulty_lanes(impl, full ? HB_VERIFY_FULL : HB_VERIFY_SAMPLE);
+        memset(got, 0, N * sizeof *got);
+        tu_batch(e, s.m, N, got);
+        tu_assert_digests(s.m, N, s.want, got, full ? "lanes, verify full" : "lanes, sample");
+        hb_stats st = stats_of(e);
+        tu_print_stats(full ? "lanes, verify full" : "lanes, verify sample", &st);
+        ck_assert_uint_gt(st.verify_mismatches, 0);
+        ck_assert_uint_gt(st.fallbacks, 0);
+        /* the lanes are out: the next batch is OpenSSL's, nothing to catch */
+        memset(got, 0, N * sizeof *got);
+        tu_batch(e, s.m, N, got);
+        tu_assert_digests(s.m, N, s.want, got, "after the lanes are out");
+        hb_stats st2 = stats_of(e);
+        ck_assert_uint_eq(st2.verify_mismatches, st.verify_mismatches);
+        hb_engine_close(e);
+    }
+    free(got);
+    tu_msgset_free(&s);
+}
+END_TEST
 
 START_TEST(test_fault_api_null)
 {
@@ -259,6 +327,7 @@ static Suite *faults_suite(void)
     tcase_add_test(tc, test_enqueue_error_fallback);
     tcase_add_test(tc, test_enqueue_error_no_fallback);
     tcase_add_test(tc, test_build_failure);
+    tcase_add_loop_test(tc, test_corrupt_cpu_lanes, 0, 3);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -25,10 +25,10 @@ typedef enum {
     HB_FAULT_DEVICE_LOST = 5,      /* from the faulted launch on, every launch
                                       of the device fails as ENQUEUE_ERROR
                                       does: the device is gone for good */
-    HB_FAULT_CORRUPT_CPU_LANES = 6 /* flip one bit of the first digest of
+    HB_FAULT_CORRUPT_CPU_LANES = 6 /* flip one bit of every digest of
                                    every batch the CPU pool hashed in
-                                   multi-buffer lanes (OpenCL launches
-                                   are left alone) */
+                                   multi-buffer lanes, as a broken kernel
+                                   would (OpenCL launches are left alone) */
 } hb_fault_kind;
 
 typedef struct {
