@@ -72,6 +72,13 @@ int cli_engine_config(const cli_engine_opts *o, const char *cmd, hb_config *cfg)
     if (text != NULL && hb_verify_parse(text, &cfg->verify) != HB_OK)
         return bad_value(cmd, "verify", from, text, "off, sample, full");
 
+    text = pick(NULL, "HASHBATCH_CPU_IMPL", &from);
+    if (text != NULL && !hb_cpu_impl_runs(text))
+        return bad_value(cmd, "cpu-impl", from, text,
+                         "avx512, avx2, portable or sha-ni, as this CPU runs them: "
+                         "hashbatch devices lists them");
+    cfg->cpu_impl = text;
+
     text = pick(o->device, "HASHBATCH_DEVICE", &from);
     if (o->device != NULL && o->device[0] == '\0')
         return cli_usage_error(cmd, "empty argument for '--device'");

@@ -3,7 +3,8 @@ in every command, with a message that names the bad value and where it
 came from: --device NONSENSE and HASHBATCH_DEVICE=GARBAGE (a spec that
 matches no device: the library's HB_ERR_BAD_DEVICE_SPEC, which exited 1
 before), also beside --backend cpu; bad --backend and --verify values,
-from the command line or HASHBATCH_BACKEND / HASHBATCH_VERIFY; for sum,
+from the command line or HASHBATCH_BACKEND / HASHBATCH_VERIFY, and a bad
+HASHBATCH_CPU_IMPL (sum and dedup once ignored it); for sum,
 dedup, bench and devices (devices opens no engine: its environment
 values are checked). A good spec still works (exit 0).
 
@@ -57,6 +58,8 @@ def value_cases(cmd_args, env_backend=True):
          ["'bogus'", "HASHBATCH_VERIFY"], "HASHBATCH_VERIFY=bogus %s" % cmd),
     ]
     if env_backend:
+        cases.append((cmd_args, {"HASHBATCH_CPU_IMPL": "bogus"},
+                      ["'bogus'", "HASHBATCH_CPU_IMPL"], "HASHBATCH_CPU_IMPL=bogus %s" % cmd))
         cases.append((cmd_args, {"HASHBATCH_BACKEND": "bogus"},
                       ["'bogus'", "HASHBATCH_BACKEND"], "HASHBATCH_BACKEND=bogus %s" % cmd))
     return cases
@@ -93,6 +96,11 @@ def main():
         chk.status(p, 0, "HASHBATCH_DEVICE=all sum")
         p = clitest.run([exe, "dedup", "--backend", "cpu", "d"], cwd=tmp, timeout=TIMEOUT)
         chk.status(p, 0, "dedup --backend cpu")
+        # An implementation this CPU runs is taken (portable and sha-ni run anywhere).
+        for impl in ("portable", "sha-ni"):
+            p = clitest.run([exe, "sum", "--backend", "cpu", "f"], cwd=tmp, timeout=TIMEOUT,
+                            env=clitest.clean_env(HASHBATCH_CPU_IMPL=impl))
+            chk.status(p, 0, "HASHBATCH_CPU_IMPL=%s sum" % impl)
     chk.finish()
 
 
