@@ -17,7 +17,11 @@
  * is put back, and a writer rewriting 200 KiB files with known contents
  * round after round: no digest of a content that never was); cancel, also
  * of a 16 GiB stream (stops within a chunk); the SHA-1 collision pairs
- * (tests/vectors, grown by equal suffixes); argument errors. The oracle is
+ * (tests/vectors, grown by equal suffixes); argument errors; big files
+ * streamed side by side through every CPU implementation's lanes (issue
+ * 12): right under every verify mode, and with the lanes corrupted on
+ * purpose wrong digests show with verification off and are caught (and
+ * corrected) with full and sampled verification. The oracle is
  * OpenSSL (tu_sha1) on the same bytes. Missing test data fails a test.
  */
 #include <errno.h>
@@ -33,6 +37,7 @@
 #include <unistd.h>
 
 #include "files/files_input.h"
+#include "hb_testing.h"
 #include "test_util.h"
 
 #define KIB ((size_t)1 << 10)
@@ -1018,6 +1023,122 @@ START_TEST(test_arguments)
 }
 END_TEST
 
+/* Big files only, of mixed lengths, so sets of them stream through lanes
+ * side by side and end at different rounds. */
+static void make_big_tree(tree *t, size_t n, uint64_t seed)
+{
+    tu_rng r;
+    tu_rng_seed(&r, seed);
+    make_dir(t);
+    t->n = n;
+    t->paths = calloc(n, sizeof *t->paths);
+    t->sizes = calloc(n, sizeof *t->sizes);
+    t->want = tu_digests(n);
+    uint8_t *buf = malloc(3 * MIB);
+    ck_assert(t->paths && t->sizes && buf);
+    for (size_t i = 0; i < n; i++) {
+        size_t len = 64 * KIB + 1 + tu_rng_below(&r, 3 * MIB - 64 * KIB - 1);
+        char path[128];
+        snprintf(path, sizeof path, "%s/b%04zu", t->dir, i);
+        tu_rng_fill(&r, buf, len);
+        write_file(path, buf, len);
+        tu_sha1(buf, len, t->want[i]);
+        t->paths[i] = strdup(path);
+        t->sizes[i] = len;
+    }
+    free(buf);
+}
+
+static const char *const stream_impls[] = {"avx512", "avx2", "portable", "sha-ni"};
+
+/* Streams t with impl's lanes (small_max 64 KiB: every file streams) under
+ * verify mode, the lanes corrupted when `corrupt`; res gets the results. */
+static hb_stats stream_tree(const tree *t, const char *impl, hb_verify_mode verify, int corrupt,
+                            hb_file_result **res)
+{
+    hb_config cfg;
+    tu_config(&cfg, HB_BACKEND_CPU);
+    cfg.use_environment = 0; /* the implementation is this test's, not a rerun's */
+    cfg.cpu_impl = impl;
+    cfg.verify = verify;
+    hb_engine *e = tu_open_cfg(&cfg);
+    if (corrupt) {
+        hb_fault_plan plan;
+        memset(&plan, 0, sizeof plan);
+        plan.kind = HB_FAULT_CORRUPT_CPU_LANES;
+        ck_assert_int_eq(hb_testing_set_fault(e, &plan), HB_OK);
+    }
+    hb_files_options o;
+    hb_files_options_init(&o);
+    o.small_max = 64 * KIB;
+    o.chunk_bytes = 256 * KIB; /* 16 KiB per lane and round with 16 lanes */
+    calls c;
+    hb_file_input *in;
+    hb_files_job *j = submit_tree(e, t, &o, &c, res, &in);
+    ck_assert_int_eq(hb_files_job_wait(j, -1), HB_OK);
+    hb_files_stats fst;
+    ck_assert_int_eq(hb_files_job_stats(j, &fst), HB_OK);
+    ck_assert_uint_eq(fst.streamed_files, t->n);
+    hb_files_job_free(j);
+    hb_stats st;
+    ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
+    hb_engine_close(e);
+    free(in);
+    free(c.calls);
+    return st;
+}
+
+/* loop index: the implementation */
+START_TEST(test_streams_in_lanes)
+{
+    const char *impl = stream_impls[_i];
+    if (!hb_cpu_impl_runs(impl)) {
+        fprintf(stderr, "streams in lanes: %s does not run on this CPU, not tested\n", impl);
+        ck_assert_str_ne(impl, "portable"); /* always built, always runs */
+        return;
+    }
+    int lanes = strcmp(impl, "sha-ni") != 0;
+    tree t;
+    make_big_tree(&t, 40, 0x57e4 + (uint64_t)_i);
+    char what[96];
+    static const hb_verify_mode modes[] = {HB_VERIFY_OFF, HB_VERIFY_SAMPLE, HB_VERIFY_FULL};
+    for (size_t m = 0; m < 3; m++) {
+        hb_file_result *res;
+        hb_stats st = stream_tree(&t, impl, modes[m], 0, &res);
+        snprintf(what, sizeof what, "%s, verify %s", impl, hb_verify_name(modes[m]));
+        expect_all_ok(&t, res, what);
+        if (lanes && modes[m] == HB_VERIFY_FULL)
+            ck_assert_uint_ge(st.verified, t.n);
+        ck_assert_uint_eq(st.verify_mismatches, 0);
+        free(res);
+    }
+    /* Corrupted lanes: visible with verification off... */
+    hb_file_result *res;
+    stream_tree(&t, impl, HB_VERIFY_OFF, 1, &res);
+    size_t wrong = 0;
+    for (size_t i = 0; i < t.n; i++)
+        wrong += res[i].status == HB_OK && memcmp(res[i].digest, t.want[i], 20) != 0;
+    fprintf(stderr, "%s, lanes corrupted, verify off: %zu of %zu digests wrong\n", impl, wrong,
+            t.n);
+    if (lanes)
+        ck_assert_msg(wrong >= 1, "%s: lane fault injection had no visible effect", impl);
+    else
+        ck_assert_uint_eq(wrong, 0); /* OpenSSL alone: nothing to corrupt */
+    free(res);
+    /* ... caught and corrected with full and sampled verification. */
+    for (size_t m = 1; m < 3; m++) {
+        hb_stats st = stream_tree(&t, impl, modes[m], 1, &res);
+        snprintf(what, sizeof what, "%s, lanes corrupted, verify %s", impl,
+                 hb_verify_name(modes[m]));
+        expect_all_ok(&t, res, what);
+        if (lanes)
+            ck_assert_uint_gt(st.verify_mismatches, 0);
+        free(res);
+    }
+    free_tree(&t);
+}
+END_TEST
+
 static Suite *files_suite(void)
 {
     Suite *s = suite_create("files");
@@ -1038,6 +1159,7 @@ static Suite *files_suite(void)
     tcase_add_loop_test(tc, test_cancel_stream, 0, 2);
     tcase_add_test(tc, test_collision_files);
     tcase_add_test(tc, test_arguments);
+    tcase_add_loop_test(tc, test_streams_in_lanes, 0, 4);
     suite_add_tcase(s, tc);
     return s;
 }

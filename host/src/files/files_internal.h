@@ -39,6 +39,9 @@
 
 #include "files/files_input.h"
 #include "hashbatch.h"
+#include "mb/mb_pad.h"
+#include "mb/mb_streams.h"
+#include "sha1_openssl.h"
 
 #define FILES_MIB ((size_t)1 << 20)
 #define FILES_BATCH_MAX 4096
@@ -99,10 +102,38 @@ struct hb_files_job {
     int collector_started;
 };
 
+/* A big file an I/O thread streams through the CPU's lanes. */
+typedef struct {
+    size_t index;        /* the job's input index */
+    hb_open_file f;      /* open until the file is finished */
+    hb_mb_stream stream; /* the lanes' SHA-1 so far */
+    int checked;         /* verified: OpenSSL hashes it beside the lanes */
+    int in_lanes;        /* some of its blocks went through the lanes */
+    hb_sha1_stream check;
+    unsigned char *buf; /* this round's piece (in the set's area) */
+    size_t len, rest;   /* bytes in it; of those, after its whole blocks */
+    int ended;          /* the file's end was read */
+    hb_status st;       /* HB_OK, or why it stops (HB_ERR_IO, HB_ERR_CANCELLED) */
+    int err;            /* errno for HB_ERR_IO */
+} files_lane;
+
+/* An I/O thread's big files in lanes (files_lanes.c). */
+typedef struct {
+    hb_cpu_impl impl;
+    unsigned capacity;   /* files at once: the impl's lanes; 0: one at a time */
+    unsigned n;          /* files in the set */
+    size_t piece_bytes;  /* read per file and round: a multiple of 64 */
+    unsigned char *area; /* capacity * piece_bytes */
+    uint64_t rng;        /* for the verification sample (prng.h) */
+    int check_passed;    /* a file of this thread passed its check */
+    files_lane lane[HB_MB_LANES_MAX];
+} files_lanes;
+
 /* Per-thread state of an I/O thread. */
 typedef struct {
     hb_files_job *job;
     unsigned char *chunk; /* chunk_bytes, for streaming */
+    files_lanes lanes;
 } files_io_thread;
 
 /* ---- the threads (files_reader.c, files_collector.c) --------------------- */
@@ -120,6 +151,27 @@ void *files_collector_main(void *arg);
  * extra_len read after them. Finishes file i. */
 void files_stream_from(files_io_thread *t, size_t i, const hb_open_file *f, const void *prefix,
                        size_t len, const void *extra, size_t extra_len);
+
+/* ---- big files in lanes (files_lanes.c) ---------------------------------- */
+
+/* files_lanes_init: t's set, for the CPU implementation impl (none, so
+ * files stream one at a time, for HB_CPU_IMPL_SHA_NI or without memory);
+ * files_lanes_free gives its memory back. */
+void files_lanes_init(files_io_thread *t, hb_cpu_impl impl);
+void files_lanes_free(files_io_thread *t);
+
+/* files_lanes_room: 1 when t may take another input (its set is not full,
+ * or it has none); files_lanes_busy: 1 while files are in the set. */
+int files_lanes_room(const files_io_thread *t);
+int files_lanes_busy(const files_io_thread *t);
+
+/* files_lanes_take: big file i (open as *f, whose descriptor the set now
+ * owns) joins t's set; returns 0 when t has no set (stream it instead). */
+int files_lanes_take(files_io_thread *t, size_t i, const hb_open_file *f);
+
+/* files_lanes_round: the next piece of every file in t's set read and
+ * hashed; the files that ended (or failed) are finished and leave. */
+void files_lanes_round(files_io_thread *t);
 
 /* ---- memory and batches (files_batches.c) -------------------------------- */
 

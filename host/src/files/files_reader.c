@@ -2,7 +2,9 @@
  * files_reader.c - the I/O threads of a files job: each takes the next
  * input, opens it and reads it the way its size asks for.
  *
- * A regular file bigger than small_max is streamed (files_stream.c). One
+ * A regular file bigger than small_max joins the thread's set of files in
+ * the CPU's lanes (files_lanes.c), or is streamed alone (files_stream.c)
+ * where there are no lanes. One
  * of known size up to small_max is read into a slice of the open batch's
  * arena (its size and one byte more, to see the end). One whose size is
  * unknown (size 0 in statx: empty, /proc, pipes, devices) gets a buffer of
@@ -14,6 +16,9 @@
  * out longer than it said is streamed too; every file is checked for
  * changes after its last read.
  *
+ * The loop takes inputs while the set has room, and runs the set's
+ * rounds when it is full or the inputs are all taken.
+ *
  * Owns: the I/O threads' loop and the reading of small files.
  * Must not: hash (the engine does, or files_stream.c), deliver a batch's
  * results (the collector does) or block without being woken on cancel.
@@ -21,6 +26,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "engine_internal.h"
 #include "files/files_internal.h"
 
 /* fill: reads f into buf[*len..cap) until it is full or the file ends
@@ -157,7 +163,10 @@ static void do_file(files_io_thread *t, size_t i)
         files_fail(j, i, st, err);
         return;
     }
-    if (f.regular && f.at_open.size > j->opt.small_max)
+    int big = f.regular && f.at_open.size > j->opt.small_max;
+    if (big && files_lanes_take(t, i, &f))
+        return; /* the set reads it, finishes it and closes it */
+    if (big)
         files_stream_from(t, i, &f, NULL, 0, NULL, 0);
     else if (f.regular && f.at_open.size > 0)
         read_sized(t, i, &f);
@@ -181,8 +190,17 @@ void *files_io_main(void *arg)
 {
     files_io_thread *t = arg;
     hb_files_job *j = t->job;
-    for (size_t i; (i = take_next(j)) < j->n;)
-        do_file(t, i);
+    files_lanes_init(t, hb_engine_cpu_impl_now(j->engine));
+    for (;;) { /* inputs while the set has room, then rounds of the set */
+        size_t i = files_lanes_room(t) ? take_next(j) : j->n;
+        if (i < j->n)
+            do_file(t, i);
+        else if (files_lanes_busy(t))
+            files_lanes_round(t);
+        else
+            break;
+    }
+    files_lanes_free(t);
     pthread_mutex_lock(&j->lock);
     if (--j->io_running == 0) {
         files_submit_locked(j);

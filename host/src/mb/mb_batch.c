@@ -19,16 +19,12 @@
  */
 #include "mb/mb_batch.h"
 
-#include <string.h>
-
 #include "mb/mb_costs.h"
+#include "mb/mb_pad.h"
 #include "sha1_openssl.h"
 
-#define BLOCK 64u
+#define BLOCK HB_MB_BLOCK
 #define NO_MESSAGE SIZE_MAX
-
-static const uint32_t sha1_initial_state[5] = {0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u,
-                                               0xc3d2e1f0u};
 
 typedef struct {
     size_t msg;               /* index in m[] and out[]; NO_MESSAGE when free */
@@ -55,28 +51,6 @@ typedef struct {
     mb_lane lane[HB_MB_LANES_MAX];
 } mb_run;
 
-static void store_be32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8),
-    p[3] = (uint8_t)v;
-}
-
-/* The tail of a message of len bytes: its bytes after the last whole
- * block, 0x80, zeros, and the length in bits; returns its blocks (1, 2). */
-static unsigned build_tail(uint8_t tail[2 * BLOCK], const uint8_t *rest, unsigned rest_bytes,
-                           uint64_t len)
-{
-    unsigned blocks = rest_bytes + 1 + 8 <= BLOCK ? 1 : 2;
-    memset(tail, 0, blocks * BLOCK);
-    if (rest_bytes > 0)
-        memcpy(tail, rest, rest_bytes);
-    tail[rest_bytes] = 0x80;
-    uint64_t bits = len << 3;
-    store_be32(tail + blocks * BLOCK - 8, (uint32_t)(bits >> 32));
-    store_be32(tail + blocks * BLOCK - 4, (uint32_t)bits);
-    return blocks;
-}
-
 static uint64_t lane_blocks_left(const mb_lane *l)
 {
     return l->in_place + l->tail_left;
@@ -91,12 +65,12 @@ static void lane_start(mb_run *r, unsigned i, size_t msg)
     l->next = data;
     l->in_place = m->len / BLOCK;
     l->tail_bytes = (unsigned)(m->len % BLOCK);
-    l->tail_left = build_tail(l->tail, l->tail_bytes ? data + l->in_place * BLOCK : NULL,
-                              l->tail_bytes, m->len);
+    l->tail_left = hb_mb_build_tail(l->tail, l->tail_bytes ? data + l->in_place * BLOCK : NULL,
+                                    l->tail_bytes, m->len);
     l->tail_next = l->tail;
     unsigned lanes = r->impl->lanes;
     for (unsigned k = 0; k < 5; k++)
-        r->state[k * lanes + i] = sha1_initial_state[k];
+        r->state[k * lanes + i] = hb_mb_initial_state[k];
     r->busy++;
 }
 
@@ -108,9 +82,7 @@ static void lane_state(const mb_run *r, unsigned i, uint32_t h[5])
 
 static void lane_finish(mb_run *r, unsigned i, const uint32_t h[5])
 {
-    uint8_t *digest = r->out[r->lane[i].msg];
-    for (unsigned k = 0; k < 5; k++)
-        store_be32(digest + 4 * k, h[k]);
+    hb_mb_state_to_digest(h, r->out[r->lane[i].msg]);
     r->lane[i].msg = NO_MESSAGE;
     r->busy--;
 }

@@ -29,6 +29,8 @@ typedef enum {
  * multi-buffer implementation impl (not HB_CPU_IMPL_SHA_NI; the caller
  * checked it runs here). Asks w (NULL: nobody) every HB_CPU_PIECE_BYTES
  * or so; returns 1 when every digest is written, 0 when w stopped it.
+ * Up to a piece of bytes may stay in w->pending: the caller flushes
+ * (hb_cpu_watch_flush), as backend_cpu.c does.
  * *from_lanes (if not NULL) is set to the number of digests the kernel
  * computed (the others OpenSSL did, by the tail rule). */
 int hb_mb_hash(hb_cpu_impl impl, hb_mb_tail_rule rule, const hb_msg *m, const size_t *which,

@@ -1,0 +1,199 @@
+/*
+ * files_lanes.c - big files of a files job streamed side by side through
+ * the CPU's multi-buffer lanes, on the I/O thread that reads them.
+ *
+ * An I/O thread keeps up to `lanes` big files open at once (its set).
+ * Each round it reads the next piece of every file in the set (a whole
+ * number of blocks, piece_bytes: chunk_bytes shared among the lanes, so
+ * the thread's buffers hold what its one chunk held before), hashes the
+ * pieces together (mb_streams.h: in lanes, or one by one where the
+ * measured costs say so, as when few files are left), and finishes the
+ * files that ended: last bytes and padding, the change check, the result.
+ * Verified like a device: with the engine's verify mode full every file,
+ * with sample every file until one check has passed on this thread, then
+ * sample_per_mille of them, is hashed by OpenSSL beside the lanes and
+ * compared (the data is gone once hashed, so nothing could be redone: a
+ * file is checked or trusted before its pieces go by); a mismatch gives
+ * the file OpenSSL's digest, is counted, and takes the engine's lanes out
+ * (later pieces are hashed one by one by OpenSSL).
+ *
+ * Owns: the set, its rounds, and the streamed_* counts of its files.
+ * Must not: map files, hold more than piece_bytes per lane, or block on
+ * anything but read().
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+#include "fault.h"
+#include "files/files_internal.h"
+#include "prng.h"
+
+void files_lanes_init(files_io_thread *t, hb_cpu_impl impl)
+{
+    files_lanes *s = &t->lanes;
+    memset(s, 0, sizeof *s);
+    s->impl = impl;
+    s->capacity = hb_cpu_impl_describe(impl)->lanes;
+    if (s->capacity == 0)
+        return; /* OpenSSL one at a time: files_stream.c streams each file */
+    size_t share = (t->job->opt.chunk_bytes / s->capacity) & ~(size_t)(HB_MB_BLOCK - 1);
+    s->piece_bytes = share > HB_MB_BLOCK ? share : HB_MB_BLOCK;
+    s->area = malloc(s->piece_bytes * s->capacity);
+    if (s->area == NULL)
+        s->capacity = 0; /* no room for the set: stream one at a time */
+    s->rng = hb_engine_next_random(t->job->engine);
+}
+
+void files_lanes_free(files_io_thread *t)
+{
+    free(t->lanes.area);
+    t->lanes.area = NULL;
+}
+
+int files_lanes_room(const files_io_thread *t)
+{
+    return t->lanes.capacity == 0 || t->lanes.n < t->lanes.capacity;
+}
+
+int files_lanes_busy(const files_io_thread *t)
+{
+    return t->lanes.n > 0;
+}
+
+int files_lanes_take(files_io_thread *t, size_t i, const hb_open_file *f)
+{
+    files_lanes *s = &t->lanes;
+    if (s->capacity == 0)
+        return 0;
+    hb_engine *e = t->job->engine;
+    files_lane *l = &s->lane[s->n];
+    memset(l, 0, sizeof *l);
+    l->index = i;
+    l->f = *f;
+    l->st = HB_OK;
+    hb_mb_stream_init(&l->stream);
+    hb_verify_mode mode = e->settings.verify;
+    l->checked =
+        mode == HB_VERIFY_FULL ||
+        (mode == HB_VERIFY_SAMPLE &&
+         (!s->check_passed || hb_prng_next(&s->rng) % 1000 < e->settings.sample_per_mille));
+    if (l->checked)
+        hb_sha1_stream_init(&l->check);
+    s->n++;
+    return 1;
+}
+
+/* Reads lane l's next piece: until it is full, the file ends, or an error. */
+static void read_piece(hb_files_job *j, files_lane *l, unsigned char *buf, size_t piece)
+{
+    l->buf = buf;
+    l->len = 0;
+    while (l->len < piece && !l->ended && l->st == HB_OK) {
+        size_t got = 0;
+        if (atomic_load(&j->cancelled)) {
+            l->st = HB_ERR_CANCELLED;
+        } else if ((l->err = hb_file_read(l->f.fd, buf + l->len, piece - l->len, &got)) != 0) {
+            l->st = HB_ERR_IO;
+        } else if (got == 0) {
+            l->ended = 1;
+        } else {
+            l->len += got;
+            atomic_fetch_add(&j->bytes_read, got);
+        }
+    }
+}
+
+/* The whole blocks of every lane's piece, through the lanes together. */
+static void hash_pieces(files_io_thread *t)
+{
+    files_lanes *s = &t->lanes;
+    hb_mb_stream *streams[HB_MB_LANES_MAX];
+    const uint8_t *data[HB_MB_LANES_MAX];
+    size_t len[HB_MB_LANES_MAX];
+    size_t n = 0;
+    for (unsigned k = 0; k < s->n; k++) {
+        files_lane *l = &s->lane[k];
+        if (l->st != HB_OK)
+            continue;
+        if (l->checked)
+            hb_sha1_stream_update(&l->check, l->buf, l->len);
+        size_t whole = l->len & ~(size_t)(HB_MB_BLOCK - 1);
+        l->rest = l->len - whole; /* non-zero only at the end of the file */
+        if (whole == 0)
+            continue;
+        streams[n] = &l->stream, data[n] = l->buf, len[n] = whole;
+        n++;
+    }
+    int lanes_out = hb_engine_cpu_impl_now(t->job->engine) == HB_CPU_IMPL_SHA_NI;
+    hb_mb_streams_update(lanes_out ? HB_CPU_IMPL_SHA_NI : s->impl, streams, data, len, n);
+    for (unsigned k = 0; k < s->n && !lanes_out; k++)
+        s->lane[k].in_lanes = 1;
+}
+
+/* The lanes' digest of l, checked against OpenSSL's where l was chosen. */
+static void lane_digest(files_io_thread *t, files_lane *l, uint8_t digest[20])
+{
+    hb_engine *e = t->job->engine;
+    hb_mb_stream_final(&l->stream, l->buf + (l->len - l->rest), l->rest, digest);
+    if (l->in_lanes && hb_fault_for_cpu_lanes(&e->faults))
+        digest[0] ^= 1u; /* a test build's broken kernel */
+    if (!l->checked)
+        return;
+    uint8_t want[20];
+    hb_sha1_stream_final(&l->check, want);
+    int mismatch = memcmp(want, digest, sizeof want) != 0;
+    hb_engine_count_verify(e, 1, (size_t)mismatch);
+    if (mismatch) {
+        memcpy(digest, want, sizeof want);
+        atomic_store(&e->cpu_lanes_distrusted, 1);
+    } else if (l->in_lanes) {
+        t->lanes.check_passed = 1;
+    }
+}
+
+static void finish_lane(files_io_thread *t, files_lane *l)
+{
+    hb_files_job *j = t->job;
+    hb_file_result r;
+    memset(&r, 0, sizeof r);
+    hb_status st = l->st;
+    int err = l->err;
+    if (st == HB_OK)
+        st = hb_file_unchanged(&l->f, &err);
+    if (st == HB_OK)
+        lane_digest(t, l, r.digest);
+    else if (l->checked)
+        hb_sha1_stream_final(&l->check, r.digest); /* spent; the digest is dropped */
+    r.status = st;
+    r.err = st == HB_ERR_IO ? err : 0;
+    r.size = st == HB_OK ? l->stream.bytes + l->rest : 0;
+    if (st != HB_OK)
+        memset(r.digest, 0, sizeof r.digest);
+    pthread_mutex_lock(&j->lock);
+    j->stats.streamed_files += st == HB_OK;
+    j->stats.streamed_bytes += st == HB_OK ? r.size : 0;
+    pthread_mutex_unlock(&j->lock);
+    hb_file_close(&l->f);
+    files_finish(j, l->index, &r);
+}
+
+void files_lanes_round(files_io_thread *t)
+{
+    files_lanes *s = &t->lanes;
+    for (unsigned k = 0; k < s->n; k++)
+        read_piece(t->job, &s->lane[k], s->area + (size_t)k * s->piece_bytes, s->piece_bytes);
+    hash_pieces(t);
+    unsigned kept = 0;
+    for (unsigned k = 0; k < s->n; k++) {
+        files_lane *l = &s->lane[k];
+        if (l->ended || l->st != HB_OK) {
+            finish_lane(t, l);
+        } else {
+            if (kept != k)
+                s->lane[kept] = *l;
+            kept++;
+        }
+    }
+    s->n = kept;
+}
