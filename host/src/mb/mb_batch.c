@@ -14,7 +14,9 @@
  * by one by OpenSSL from their states if that is cheaper by the measured
  * costs (mb_costs.h): sum of their blocks at OpenSSL's cost per block,
  * against the longest lane's blocks at the cost of a step. The same rule
- * sends a list too small to fill lanes, or a message alone, to OpenSSL.
+ * sends a list too small to fill lanes, or a message alone, to OpenSSL:
+ * when it does so from the start, by OpenSSL's one-shot call, no lane
+ * set up (a message alone is as fast as it was before lanes).
  * Must not: allocate, or read a byte outside a message.
  */
 #include "mb/mb_batch.h"
@@ -222,9 +224,43 @@ static int run_lanes(mb_run *r)
     }
 }
 
+/* A list of at most `lanes` messages of at most a piece each that the
+ * tail rule sends to OpenSSL as a whole (a message alone, above all): it
+ * goes there straight, one-shot calls, no lanes set up. 0 if not such. */
+static int small_list_by_openssl(const hb_cpu_impl_desc *d, hb_mb_costs costs, const hb_msg *m,
+                                 const size_t *which, size_t count, hb_digest *out, hb_cpu_watch *w)
+{
+    if (count > d->lanes)
+        return 0;
+    double sum = 0, longest = 0;
+    for (size_t k = 0; k < count; k++) {
+        uint64_t len = m[which ? which[k] : k].len;
+        if (len > HB_CPU_PIECE_BYTES)
+            return 0; /* long: the lanes' path hashes it in pieces */
+        double blocks = (double)(len / BLOCK + (len % BLOCK + 9 <= BLOCK ? 1 : 2));
+        sum += blocks;
+        longest = blocks > longest ? blocks : longest;
+    }
+    if (sum * costs.one_ns > longest * costs.lanes_ns)
+        return 0;
+    for (size_t k = 0; k < count; k++) {
+        size_t i = which ? which[k] : k;
+        hb_sha1_openssl(m[i].data, m[i].len, out[i]);
+        hb_cpu_watch_note(w, m[i].len);
+    }
+    return 1;
+}
+
 int hb_mb_hash(hb_cpu_impl impl, hb_mb_tail_rule rule, const hb_msg *m, const size_t *which,
                size_t count, hb_digest *out, hb_cpu_watch *w, size_t *from_lanes)
 {
+    if (rule == HB_MB_TAIL_MEASURED && !hb_cpu_watch_stopped(w) &&
+        small_list_by_openssl(hb_cpu_impl_describe(impl), hb_mb_costs_of(impl), m, which, count,
+                              out, w)) {
+        if (from_lanes != NULL)
+            *from_lanes = 0;
+        return 1;
+    }
     mb_run r; /* not zeroed as a whole: a message alone must stay cheap */
     r.impl = hb_cpu_impl_describe(impl);
     r.costs = rule == HB_MB_TAIL_MEASURED ? hb_mb_costs_of(impl) : (hb_mb_costs){0, 0};
