@@ -32,7 +32,9 @@
 #define MB_ADD(a, b) _mm512_add_epi32((a), (b))
 #define MB_ADD_K(x, k) _mm512_add_epi32((x), _mm512_set1_epi32((int)(k)))
 #define MB_ROL(x, n) _mm512_rol_epi32((x), (n))
-#define MB_XOR4(a, b, c, d) _mm512_xor_si512(_mm512_ternarylogic_epi32((a), (b), (c), 0x96), (d))
+/* d, the schedule's oldest word, is dead after: vpternlogd overwrites it
+ * in place, where writing over a, b or c (still live) would cost a copy */
+#define MB_XOR4(a, b, c, d) _mm512_xor_si512(_mm512_ternarylogic_epi32((d), (a), (b), 0x96), (c))
 #define MB_CH(b, c, d) _mm512_ternarylogic_epi32((b), (c), (d), 0xca)
 #define MB_PARITY(b, c, d) _mm512_ternarylogic_epi32((b), (c), (d), 0x96)
 #define MB_MAJ(b, c, d) _mm512_ternarylogic_epi32((b), (c), (d), 0xe8)
@@ -42,6 +44,7 @@
 AVX512 static inline void load_words(__m512i w[16], const uint8_t *const *block, size_t n)
 {
     const __m512i to_big_endian = _mm512_set4_epi32(0x0c0d0e0f, 0x08090a0b, 0x04050607, 0x00010203);
+#pragma GCC unroll 16
     for (int lane = 0; lane < 16; lane++) {
         _mm_prefetch((const char *)block[lane] + 64 * n + PREFETCH_AHEAD, _MM_HINT_T0);
         w[lane] = _mm512_shuffle_epi8(_mm512_loadu_si512(block[lane] + 64 * n), to_big_endian);
@@ -52,6 +55,7 @@ AVX512 static inline void load_words(__m512i w[16], const uint8_t *const *block,
 AVX512 void hb_mb_blocks_avx512(uint32_t *state, const uint8_t *const *block, size_t nblocks)
 {
     __m512i s[5];
+#pragma GCC unroll 5
     for (int k = 0; k < 5; k++)
         s[k] = _mm512_loadu_si512(state + 16 * k);
     for (size_t n = 0; n < nblocks; n++) {
@@ -59,6 +63,7 @@ AVX512 void hb_mb_blocks_avx512(uint32_t *state, const uint8_t *const *block, si
         load_words(w, block, n);
         MB_COMPRESS(s, w);
     }
+#pragma GCC unroll 5
     for (int k = 0; k < 5; k++)
         _mm512_storeu_si512(state + 16 * k, s[k]);
 }

@@ -89,14 +89,35 @@ static void lane_finish(mb_run *r, unsigned i, const uint32_t h[5])
     r->busy--;
 }
 
+/* The first blocks of the messages that take the next free lanes are
+ * asked for now, a whole message ahead: the kernels prefetch a few blocks
+ * ahead within a message, but a message's first blocks lie on a page no
+ * hardware prefetcher has seen yet (without this, 65,536 x 4 KiB from
+ * DRAM ran at 6.3 GB/s on one core against 7.4 for 1 MiB messages). */
+static void prefetch_next_messages(const mb_run *r)
+{
+    enum { AHEAD_BYTES = 512 };
+    size_t end = r->taken + r->impl->lanes < r->count ? r->taken + r->impl->lanes : r->count;
+    for (size_t k = r->taken; k < end; k++) {
+        const hb_msg *m = &r->m[r->which ? r->which[k] : k];
+        const char *p = m->data;
+        for (uint64_t at = 0; at < m->len && at < AHEAD_BYTES; at += BLOCK)
+            __builtin_prefetch(p + at, 0, 2);
+    }
+}
+
 static void fill_free_lanes(mb_run *r)
 {
+    int started = 0;
     for (unsigned i = 0; i < r->impl->lanes && r->taken < r->count; i++) {
         if (r->lane[i].msg != NO_MESSAGE)
             continue;
         size_t k = r->taken++;
         lane_start(r, i, r->which ? r->which[k] : k);
+        started = 1;
     }
+    if (started)
+        prefetch_next_messages(r);
 }
 
 /* Whether the busy lanes are finished sooner one by one (no message waits). */
