@@ -14,10 +14,6 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
-/* Each lane's block this far ahead is asked for while this one is hashed
- * (as in mb_avx512.c, which says why). */
-#define PREFETCH_AHEAD (8 * 64)
-
 #define AVX2 __attribute__((target("avx2")))
 
 #define MB_VEC __m256i
@@ -62,8 +58,6 @@ AVX2 static inline void load_words(__m256i w[16], const uint8_t *const *block, s
         __m256i *r = w + 8 * half;
         for (int lane = 0; lane < 8; lane++) {
             const void *p = block[lane] + 64 * n + 32 * half;
-            if (half == 0)
-                _mm_prefetch((const char *)p + PREFETCH_AHEAD, _MM_HINT_T0);
             r[lane] = _mm256_shuffle_epi8(_mm256_loadu_si256(p), to_big_endian);
         }
         transpose8(r);

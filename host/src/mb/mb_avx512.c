@@ -5,8 +5,7 @@
  * lanes: rotates are vprold, the round functions and the schedule's
  * three-way XOR one vpternlogd each. A block of every lane is loaded as
  * 16 rows of 64 bytes, byte-swapped to big-endian words with one
- * vpshufb each and transposed into 16 word vectors (transpose_avx512.h);
- * each lane's next blocks are prefetched.
+ * vpshufb each and transposed into 16 word vectors (transpose_avx512.h).
  * Compiled with function attributes; called only where the CPU has
  * AVX-512F and AVX-512BW (mb_impl.c checks).
  * Must not: produce a state that differs from OpenSSL's for any block.
@@ -18,14 +17,6 @@
 
 #include "transpose_avx512.h"
 
-/* Each lane's block this far ahead is asked for while this one is hashed:
- * lanes read 16 separate streams, more than the hardware prefetchers
- * follow well (without it, 4 KiB messages from DRAM ran at half the rate
- * of the same messages in cache). Eight blocks are eight steps, about a
- * microsecond at any AVX-512 core's speed: several DRAM latencies, and
- * only 8 KiB of L1 for the 16 lanes. A prefetch past a lane's end is
- * harmless (it never faults). */
-#define PREFETCH_AHEAD (8 * 64)
 #define AVX512 __attribute__((target("avx512f,avx512bw")))
 
 #define MB_VEC __m512i
@@ -46,7 +37,6 @@ AVX512 static inline void load_words(__m512i w[16], const uint8_t *const *block,
     const __m512i to_big_endian = _mm512_set4_epi32(0x0c0d0e0f, 0x08090a0b, 0x04050607, 0x00010203);
 #pragma GCC unroll 16
     for (int lane = 0; lane < 16; lane++) {
-        _mm_prefetch((const char *)block[lane] + 64 * n + PREFETCH_AHEAD, _MM_HINT_T0);
         w[lane] = _mm512_shuffle_epi8(_mm512_loadu_si512(block[lane] + 64 * n), to_big_endian);
     }
     hb_transpose16_avx512(w);
