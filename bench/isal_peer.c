@@ -6,12 +6,13 @@
  * isa-l_crypto's function-dispatched context manager
  * (isal_sha1_ctx_mgr_init/submit/flush: on a CPU with AVX-512 and SHA-NI
  * it picks the 16-lane AVX-512 code with SHA-NI for the last lanes),
- * THREADS threads each with its own manager and an equal contiguous share;
- * timing ROUNDS rounds after an untimed warm-up and printing each and the
- * median; checking a sample of digests against OpenSSL's SHA1() after the
- * warm-up and after every timed round (outside the timing); and, with
- * --one, the latency of one message (submit + flush) as a median of
- * REPEATS.
+ * THREADS threads (kept between passes) each with its own manager and an
+ * equal contiguous share; timing ROUNDS rounds after an untimed warm-up
+ * (a round: one pass over every message, or with --min-time passes until
+ * S seconds have gone by) and printing each and the median per pass;
+ * checking a sample of digests against OpenSSL's SHA1() after the warm-up
+ * and after every timed round (outside the timing); and, with --one, the
+ * latency of one message (submit + flush) as a median of REPEATS.
  * The messages lie in one arena of COUNT * MESSAGE_BYTES, back to back, as
  * in hashbatch's own benchmarks (bench/throughput.c): xorshift bytes, and
  * each message's index in its first 8 bytes (when it has 8), so no two are
@@ -19,15 +20,19 @@
  * writes them.
  * Must not: be built by the project's CMake or run under ctest (it needs a
  * build of isa-l_crypto, which is never required; bench/isal_peer.sh
- * builds it), or carry any isa-l_crypto code.
+ * builds it, and `hashbatch bench --peer-isal DIR` compiles the copy of
+ * this file embedded in it), or carry any isa-l_crypto code.
  *
- *   isal_peer MESSAGE_BYTES COUNT [ROUNDS] [THREADS]   (5; online cores)
+ *   isal_peer [--min-time S] MESSAGE_BYTES COUNT [ROUNDS] [THREADS]
+ *                                                      (5; online cores)
  *   isal_peer --one MESSAGE_BYTES [REPEATS]            (10000)
  *
- * Prints `isal_sha1_mb bytes=B count=N threads=T median_s=S gbps=G
- * msgs_per_s=M` (GB = 1e9 bytes), or `isal_sha1_mb_one bytes=B
- * repeats=R median_ns=X min_ns=Y`. A usage error exits 2; a digest that
- * differs from OpenSSL's, or a failure of isa-l_crypto, exits 1.
+ * Prints `round=R s=S gbps=G passes=P` per round (S: the round's
+ * seconds, P passes), then `isal_sha1_mb bytes=B count=N threads=T
+ * median_s=S gbps=G msgs_per_s=M` (S: per pass; GB = 1e9 bytes), or
+ * `isal_sha1_mb_one bytes=B repeats=R median_ns=X min_ns=Y`. A usage
+ * error exits 2; a digest that differs from OpenSSL's, or a failure of
+ * isa-l_crypto, exits 1.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -50,7 +55,8 @@
 
 #define DIGEST_BYTES 20
 #define SAMPLE_DIGESTS 1000
-#define MAX_ROUNDS 101
+#define MAX_ROUNDS 1000
+#define MAX_MIN_TIME 60
 #define MAX_THREADS 1024
 #define DEFAULT_ROUNDS 5
 #define DEFAULT_REPEATS 10000
@@ -114,9 +120,25 @@ static int parse_count(const char *s, const char *what, uint64_t lo, uint64_t hi
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: isal_peer MESSAGE_BYTES COUNT [ROUNDS] [THREADS]\n"
+    fprintf(stderr, "usage: isal_peer [--min-time S] MESSAGE_BYTES COUNT [ROUNDS] [THREADS]\n"
                     "       isal_peer --one MESSAGE_BYTES [REPEATS]\n");
     return 2;
+}
+
+/* parse_seconds: *out = s as seconds above 0 and at most MAX_MIN_TIME; 0
+ * with a message when it is not. */
+static int parse_seconds(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || errno != 0 || !(v > 0 && v <= MAX_MIN_TIME)) {
+        fprintf(stderr, "isal_peer: --min-time must be seconds above 0, at most %d, not '%s'\n",
+                MAX_MIN_TIME, s);
+        return 0;
+    }
+    *out = v;
+    return 1;
 }
 
 /* fill_messages: xorshift bytes over the arena, then each message's index
@@ -219,70 +241,146 @@ static ISAL_SHA1_HASH_CTX *take_ctx(lane_pool *p, unsigned char *out, const char
     return p->free_ctxs[--p->n_free];
 }
 
-/* hash_share: every message of s through one manager; NULL, or what
- * failed. */
-static const char *hash_share(share *s)
+/* hash_share: every message of s through pool p (whose contexts are all
+ * free, and are again afterwards); NULL, or what failed. */
+static const char *hash_share(share *s, lane_pool *p)
 {
-    lane_pool p;
     const char *failure = NULL;
     int empty = 0;
-    if (!pool_open(&p)) {
-        pool_close(&p);
-        return "out of memory, or isal_sha1_ctx_mgr_init failed";
-    }
     for (size_t i = s->first; i < s->first + s->count && !failure; i++) {
-        ISAL_SHA1_HASH_CTX *ctx = take_ctx(&p, s->out, &failure), *done = NULL;
+        ISAL_SHA1_HASH_CTX *ctx = take_ctx(p, s->out, &failure), *done = NULL;
         if (!ctx)
             break;
         isal_hash_ctx_init(ctx);
         ctx->user_data = (void *)(uintptr_t)i;
-        if (isal_sha1_ctx_mgr_submit(p.mgr, ctx, &done, s->arena + i * s->bytes, (uint32_t)s->bytes,
-                                     ISAL_HASH_ENTIRE) != 0)
+        if (isal_sha1_ctx_mgr_submit(p->mgr, ctx, &done, s->arena + i * s->bytes,
+                                     (uint32_t)s->bytes, ISAL_HASH_ENTIRE) != 0)
             failure = "isal_sha1_ctx_mgr_submit failed";
-        else if (done && !harvest(&p, done, s->out))
+        else if (done && !harvest(p, done, s->out))
             failure = "submit handed back an unfinished or failed context";
     }
     while (!failure && !empty)
-        failure = flush_one(&p, s->out, &empty) ? NULL : "flush handed back a failed context";
-    if (!failure && p.n_free != POOL_CTXS)
+        failure = flush_one(p, s->out, &empty) ? NULL : "flush handed back a failed context";
+    if (!failure && p->n_free != POOL_CTXS)
         failure = "a context never came back from the manager";
-    pool_close(&p);
     return failure;
 }
 
-static void *share_thread(void *arg)
+/* A crew of threads that stay up between passes: the calling thread
+ * starts a pass and hashes share 0 itself while THREADS - 1 workers hash
+ * the others, each with its own manager opened once, so a pass pays for
+ * neither starting threads nor setting up managers (hashbatch's CPU pool
+ * keeps its threads too). */
+typedef struct crew crew;
+
+typedef struct {
+    crew *c;
+    size_t index;
+    share s;
+    lane_pool pool;
+    pthread_t id;
+} member;
+
+struct crew {
+    pthread_mutex_t mu;
+    pthread_cond_t start, done;
+    unsigned long pass; /* incremented to start a pass */
+    size_t pending;     /* workers still hashing the current pass */
+    int quit;
+    size_t threads, started; /* started: workers running (threads - 1 once open) */
+    member m[MAX_THREADS];
+};
+
+static void *worker(void *arg)
 {
-    share *s = arg;
-    s->failure = hash_share(s);
+    member *w = arg;
+    crew *c = w->c;
+    unsigned long seen = 0;
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        while (c->pass == seen && !c->quit)
+            pthread_cond_wait(&c->start, &c->mu);
+        if (c->quit)
+            break;
+        seen = c->pass;
+        pthread_mutex_unlock(&c->mu);
+        w->s.failure = hash_share(&w->s, &w->pool);
+        pthread_mutex_lock(&c->mu);
+        if (--c->pending == 0)
+            pthread_cond_signal(&c->done);
+    }
+    pthread_mutex_unlock(&c->mu);
     return NULL;
 }
 
-/* hash_all: every message, threads threads on equal contiguous shares;
- * returns the wall seconds, or -1 with a message when something failed. */
-static double hash_all(const unsigned char *arena, size_t bytes, size_t count, size_t threads,
-                       unsigned char *out)
+/* crew_close: stops and joins the workers, frees the managers. */
+static void crew_close(crew *c)
 {
-    share shares[MAX_THREADS];
-    pthread_t ids[MAX_THREADS];
-    size_t started = 0;
-    double t0 = seconds_now();
+    pthread_mutex_lock(&c->mu);
+    c->quit = 1;
+    pthread_cond_broadcast(&c->start);
+    pthread_mutex_unlock(&c->mu);
+    for (size_t t = 1; t <= c->started; t++)
+        pthread_join(c->m[t].id, NULL);
+    for (size_t t = 0; t < c->threads; t++)
+        pool_close(&c->m[t].pool);
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->start);
+    pthread_cond_destroy(&c->done);
+}
+
+/* crew_open: threads members on equal contiguous shares of count
+ * messages, a manager each, threads - 1 of them on their own threads;
+ * 0 with a message (and nothing left open) when that fails. */
+static int crew_open(crew *c, const unsigned char *arena, size_t bytes, size_t count,
+                     size_t threads, unsigned char *out)
+{
+    int ok = 1;
+    memset(c, 0, sizeof *c);
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->start, NULL);
+    pthread_cond_init(&c->done, NULL);
+    c->threads = threads;
     for (size_t t = 0; t < threads; t++) {
+        member *w = &c->m[t];
         size_t first = count * t / threads, end = count * (t + 1) / threads;
-        shares[t] = (share){arena, bytes, first, end - first, out, NULL};
-        if (pthread_create(&ids[t], NULL, share_thread, &shares[t]) != 0)
-            break;
-        started++;
+        w->c = c;
+        w->index = t;
+        w->s = (share){arena, bytes, first, end - first, out, NULL};
+        ok = ok && pool_open(&w->pool);
     }
-    for (size_t t = 0; t < started; t++)
-        pthread_join(ids[t], NULL);
-    double elapsed = seconds_now() - t0;
-    if (started < threads) {
+    if (!ok)
+        fprintf(stderr, "isal_peer: out of memory, or isal_sha1_ctx_mgr_init failed\n");
+    for (size_t t = 1; ok && t < threads; t++) {
+        ok = pthread_create(&c->m[t].id, NULL, worker, &c->m[t]) == 0;
+        c->started += ok;
+    }
+    if (!ok && c->started + 1 < threads)
         fprintf(stderr, "isal_peer: could not start %zu threads\n", threads);
-        return -1;
-    }
-    for (size_t t = 0; t < threads; t++) {
-        if (shares[t].failure) {
-            fprintf(stderr, "isal_peer: thread %zu: %s\n", t, shares[t].failure);
+    if (!ok)
+        crew_close(c);
+    return ok;
+}
+
+/* crew_pass: every message once, all members at once; the wall seconds,
+ * or -1 with a message when something failed. */
+static double crew_pass(crew *c)
+{
+    double t0 = seconds_now();
+    pthread_mutex_lock(&c->mu);
+    c->pending = c->started;
+    c->pass++;
+    pthread_cond_broadcast(&c->start);
+    pthread_mutex_unlock(&c->mu);
+    c->m[0].s.failure = hash_share(&c->m[0].s, &c->m[0].pool);
+    pthread_mutex_lock(&c->mu);
+    while (c->pending > 0)
+        pthread_cond_wait(&c->done, &c->mu);
+    pthread_mutex_unlock(&c->mu);
+    double elapsed = seconds_now() - t0;
+    for (size_t t = 0; t < c->threads; t++) {
+        if (c->m[t].s.failure) {
+            fprintf(stderr, "isal_peer: thread %zu: %s\n", t, c->m[t].s.failure);
             return -1;
         }
     }
@@ -315,38 +413,63 @@ static size_t online_cores(void)
     return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (size_t)n;
 }
 
-/* run_batch: warm-up, check, then rounds timed rounds (each checked
- * afterwards); prints each round and the median line; the exit status. */
-static int run_batch(size_t bytes, size_t count, size_t rounds, size_t threads)
+/* timed_round: passes until min_time seconds have gone by (one pass when
+ * min_time is 0); *passes of them took the seconds returned, or -1 when
+ * one failed. */
+static double timed_round(crew *c, double min_time, uint64_t *passes)
+{
+    double total = 0;
+    *passes = 0;
+    do {
+        double s = crew_pass(c);
+        if (s < 0)
+            return -1;
+        total += s;
+        ++*passes;
+    } while (total < min_time);
+    return total;
+}
+
+/* run_batch: warm-up, check, then rounds timed rounds of at least
+ * min_time seconds (each checked afterwards); prints each round and the
+ * median line; the exit status. */
+static int run_batch(size_t bytes, size_t count, size_t rounds, size_t threads, double min_time)
 {
     size_t arena_bytes = bytes * count;
     unsigned char *arena = malloc(arena_bytes > 0 ? arena_bytes : 1);
     unsigned char *out = malloc(count * DIGEST_BYTES);
-    double seconds[MAX_ROUNDS];
-    int status = 1;
-    if (!arena || !out) {
+    crew *c = malloc(sizeof *c);
+    double per_pass[MAX_ROUNDS];
+    int status = 1, open = 0;
+    if (!arena || !out || !c) {
         fprintf(stderr, "isal_peer: out of memory for %zu x %zu bytes\n", count, bytes);
         goto done;
     }
     fill_messages(arena, bytes, count);
     memset(out, 0, count * DIGEST_BYTES);
-    if (hash_all(arena, bytes, count, threads, out) < 0 || !check_sample(arena, bytes, count, out))
+    open = crew_open(c, arena, bytes, count, threads, out);
+    if (!open || crew_pass(c) < 0 || !check_sample(arena, bytes, count, out))
         goto done;
     for (size_t r = 0; r < rounds; r++) {
+        uint64_t passes;
         memset(out, 0, count * DIGEST_BYTES);
-        seconds[r] = hash_all(arena, bytes, count, threads, out);
-        if (seconds[r] < 0 || !check_sample(arena, bytes, count, out))
+        double s = timed_round(c, min_time, &passes);
+        if (s < 0 || !check_sample(arena, bytes, count, out))
             goto done;
-        printf("round=%zu s=%.6f gbps=%.3f\n", r + 1, seconds[r],
-               (double)bytes * (double)count / seconds[r] / 1e9);
+        per_pass[r] = s / (double)passes;
+        printf("round=%zu s=%.6f gbps=%.3f passes=%" PRIu64 "\n", r + 1, s,
+               (double)bytes * (double)count / per_pass[r] / 1e9, passes);
     }
-    double median = median_of(seconds, rounds);
+    double median = median_of(per_pass, rounds);
     printf("isal_sha1_mb bytes=%zu count=%zu threads=%zu median_s=%.6f gbps=%.3f "
            "msgs_per_s=%.0f\n",
            bytes, count, threads, median, (double)bytes * (double)count / median / 1e9,
            (double)count / median);
     status = 0;
 done:
+    if (open)
+        crew_close(c);
+    free(c);
     free(arena);
     free(out);
     return status;
@@ -410,6 +533,7 @@ int main(int argc, char **argv)
     /* isa-l_crypto takes a uint32_t length per submit. */
     const uint64_t max_bytes = UINT32_MAX;
     uint64_t bytes, count, rounds = DEFAULT_ROUNDS, threads = online_cores();
+    double min_time = 0;
     if (argc >= 2 && strcmp(argv[1], "--one") == 0) {
         uint64_t repeats = DEFAULT_REPEATS;
         if (argc < 3 || argc > 4)
@@ -418,6 +542,12 @@ int main(int argc, char **argv)
             (argc > 3 && !parse_count(argv[3], "REPEATS", 1, MAX_REPEATS, &repeats)))
             return 2;
         return run_one((size_t)bytes, (size_t)repeats);
+    }
+    if (argc >= 2 && strcmp(argv[1], "--min-time") == 0) {
+        if (argc < 3 || !parse_seconds(argv[2], &min_time))
+            return argc < 3 ? usage() : 2;
+        argc -= 2;
+        argv += 2;
     }
     if (argc < 3 || argc > 5)
         return usage();
@@ -433,5 +563,5 @@ int main(int argc, char **argv)
                 count, bytes);
         return 2;
     }
-    return run_batch((size_t)bytes, (size_t)count, (size_t)rounds, (size_t)threads);
+    return run_batch((size_t)bytes, (size_t)count, (size_t)rounds, (size_t)threads, min_time);
 }
