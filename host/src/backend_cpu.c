@@ -15,6 +15,7 @@
 #include "backend_cpu.h"
 
 #include "mb/mb_batch.h"
+#include "mb/mb_costs.h"
 #include "sha1_openssl.h"
 
 int hb_cpu_sha1_watched(const hb_msg *m, uint8_t digest[20], hb_cpu_watch *w)
@@ -57,6 +58,8 @@ static int hash_one_by_one(const hb_msg *m, const size_t *which, size_t count, h
 int hb_cpu_hash_watched(hb_cpu_impl impl, const hb_msg *m, const size_t *which, size_t count,
                         hb_digest *out, hb_cpu_watch *w, size_t *from_lanes)
 {
+    if (count == 1 && impl != HB_CPU_IMPL_SHA_NI && hb_mb_alone_by_openssl(impl))
+        impl = HB_CPU_IMPL_SHA_NI; /* what the lanes' tail rule decides, without the detour */
     size_t lanes_done = 0;
     int going = impl == HB_CPU_IMPL_SHA_NI
                     ? hash_one_by_one(m, which, count, out, w)

@@ -285,7 +285,7 @@ int hb_mb_hash(hb_cpu_impl impl, hb_mb_tail_rule rule, const hb_msg *m, const si
     }
     mb_run r; /* not zeroed as a whole: a message alone must stay cheap */
     r.impl = hb_cpu_impl_describe(impl);
-    r.costs = rule == HB_MB_TAIL_MEASURED ? hb_mb_costs_of(impl) : (hb_mb_costs){0, 0};
+    r.costs = rule == HB_MB_TAIL_MEASURED ? hb_mb_costs_of(impl) : (hb_mb_costs){0, 0, 0};
     r.rule = rule;
     r.m = m, r.which = which, r.count = count, r.taken = 0;
     r.out = out, r.w = w;

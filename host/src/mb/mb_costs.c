@@ -58,6 +58,7 @@ static hb_mb_costs measure(const hb_cpu_impl_desc *d)
         .lanes_ns = (double)(lanes_best ? lanes_best : 1) / RUN_BLOCKS,
         .one_ns = (double)(one_best ? one_best : 1) / RUN_BLOCKS,
     };
+    c.alone_by_openssl = c.one_ns <= c.lanes_ns;
     return c;
 }
 
@@ -72,6 +73,13 @@ hb_mb_costs hb_mb_costs_of(hb_cpu_impl impl)
         pthread_mutex_unlock(&measure_lock);
     }
     return costs[impl];
+}
+
+int hb_mb_alone_by_openssl(hb_cpu_impl impl)
+{
+    if (atomic_load_explicit(&measured[impl], memory_order_acquire))
+        return costs[impl].alone_by_openssl;
+    return hb_mb_costs_of(impl).alone_by_openssl;
 }
 
 hb_cpu_impl hb_cpu_impl_default(void)

@@ -15,13 +15,19 @@
 #include "mb/mb_impl.h"
 
 typedef struct {
-    double lanes_ns; /* one compression step of every lane of the impl */
-    double one_ns;   /* one block by OpenSSL, one message at a time */
+    double lanes_ns;      /* one compression step of every lane of the impl */
+    double one_ns;        /* one block by OpenSSL, one message at a time */
+    int alone_by_openssl; /* one_ns <= lanes_ns: a message alone is
+                             OpenSSL's (the tail rule for a list of one) */
 } hb_mb_costs;
 
 /* hb_mb_costs_of: the measured costs of impl (a multi-buffer one this CPU
  * runs). Thread-safe; the first caller measures. */
 hb_mb_costs hb_mb_costs_of(hb_cpu_impl impl);
+
+/* hb_mb_alone_by_openssl: hb_mb_costs_of(impl).alone_by_openssl, without
+ * copying the costs (a message alone is the hot path). */
+int hb_mb_alone_by_openssl(hb_cpu_impl impl);
 
 /* hb_cpu_impl_default: the multi-buffer implementation with the lowest
  * measured cost per lane and block, if that beats OpenSSL's cost per
