@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run_with_cpu_impl.sh - runs one test suite with HASHBATCH_CPU_IMPL forced.
 # Usage: run_with_cpu_impl.sh CPU_IMPLS_BINARY IMPL SUITE [ARGS...]
+# Heavy suites run at HB_TEST_SCALE=4 unless it is set (see below).
 # Exits 77 (ctest: skipped) when this CPU cannot run IMPL, or when IMPL is
 # what the engine takes by default here (the plain run of the suite already
 # tested it); says which on stderr. Any other answer runs the suite.
@@ -17,4 +18,7 @@ case $? in
   *) echo "run_with_cpu_impl: cannot tell whether $impl runs here" >&2
      exit 1 ;;
 esac
-HASHBATCH_CPU_IMPL=$impl exec "$@"
+# The reruns test the implementation under every suite's cases, not the
+# load again: heavy suites shrink their job counts by 4 unless the caller
+# chose a scale (sanitizer runs do).
+HB_TEST_SCALE=${HB_TEST_SCALE:-4} HASHBATCH_CPU_IMPL=$impl exec "$@"
