@@ -6,10 +6,11 @@
  * isa-l_crypto's function-dispatched context manager
  * (isal_sha1_ctx_mgr_init/submit/flush: on a CPU with AVX-512 and SHA-NI
  * it picks the 16-lane AVX-512 code with SHA-NI for the last lanes),
- * THREADS threads (kept between passes) each with its own manager and an
- * equal contiguous share; timing ROUNDS rounds after an untimed warm-up
- * (a round: one pass over every message, or with --min-time passes until
- * S seconds have gone by) and printing each and the median per pass;
+ * THREADS threads (kept between passes; at most one per message) each
+ * with its own manager and an equal contiguous share; timing ROUNDS
+ * rounds after an untimed warm-up (a round: one pass over every message,
+ * or with --min-time passes until S seconds have gone by) and printing
+ * each and the median per pass;
  * checking a sample of digests against OpenSSL's SHA1() after the warm-up
  * and after every timed round (outside the timing); and, with --one, the
  * latency of one message (submit + flush) as a median of REPEATS.
@@ -329,8 +330,10 @@ static void crew_close(crew *c)
     pthread_cond_destroy(&c->done);
 }
 
-/* crew_open: threads members on equal contiguous shares of count
- * messages, a manager each, threads - 1 of them on their own threads;
+/* crew_open: threads members (at most one per message: a member with
+ * nothing to hash would only cost each pass a wake-up) on equal
+ * contiguous shares of count messages, a manager each, all but the
+ * first on their own threads;
  * 0 with a message (and nothing left open) when that fails. */
 static int crew_open(crew *c, const unsigned char *arena, size_t bytes, size_t count,
                      size_t threads, unsigned char *out)
@@ -340,7 +343,7 @@ static int crew_open(crew *c, const unsigned char *arena, size_t bytes, size_t c
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->start, NULL);
     pthread_cond_init(&c->done, NULL);
-    c->threads = threads;
+    c->threads = threads = threads < count ? threads : count; /* none idle */
     for (size_t t = 0; t < threads; t++) {
         member *w = &c->m[t];
         size_t first = count * t / threads, end = count * (t + 1) / threads;

@@ -448,11 +448,224 @@ def check_usage(chk, exe, impls, tmp):
     proc = clitest.run([exe, "bench", "--help"])
     chk.status(proc, 0, "bench --help")
     chk.check(b"--quick" in proc.stdout and b"--plot" in proc.stdout and
-              b"--cpu-impl LIST" in proc.stdout,
+              b"--cpu-impl LIST" in proc.stdout and
+              b"--peer-isal DIR" in proc.stdout and
+              b"HASHBATCH_PEER_ISAL" in proc.stdout and
+              b"XDG_CACHE_HOME" in proc.stdout,
               "bench --help: options missing", clitest.show(proc.stdout))
     for name in LANES:
         chk.check(name.encode() in proc.stdout,
                   "bench --help: CPU implementation %s not named" % name)
+
+
+def peer_layout(root, headers=(), libs=()):
+    """A directory laid out like an isa-l_crypto install prefix with the
+    given empty files (nothing in it is isa-l_crypto: bench must reject
+    or fail on it before anything runs)."""
+    for rel in list(headers) + list(libs):
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        open(path, "wb").close()
+    os.makedirs(root, exist_ok=True)
+    return root
+
+
+PEER_HEADERS = ("include/isa-l_crypto.h", "include/isa-l_crypto/sha1_mb.h")
+PEER_LIB = ("lib/libisal_crypto.a",)
+# The smallest plan: the peer's checks come before any measurement.
+TINY = ["--backend", "cpu", "--cpu-impl", "default", "--sizes", "64",
+        "--batches", "none", "--runs", "1", "--min-time", "0.001"]
+
+
+def peer_builds(cache):
+    """The peer's builds (and any temporary directory of one) that bench
+    left in its cache directory (hashbatch/ there; pocl and the library
+    may keep their own caches beside them)."""
+    d = os.path.join(cache, "hashbatch")
+    return sorted(n for n in os.listdir(d) if n.startswith("isal_peer")) \
+        if os.path.isdir(d) else []
+
+
+def check_peer_usage(chk, exe, tmp):
+    """--peer-isal DIR and HASHBATCH_PEER_ISAL=DIR: a DIR that is no
+    isa-l_crypto install exits 2 naming the option (or the variable), the
+    path and what is missing, before measuring or compiling anything."""
+    cache = os.path.join(tmp, "peer-cache")
+    missing = os.path.join(tmp, "no-such-isal")
+    a_file = os.path.join(tmp, "isal-file")
+    open(a_file, "wb").close()
+    empty = peer_layout(os.path.join(tmp, "isal-empty"))
+    one_header = peer_layout(os.path.join(tmp, "isal-one-header"),
+                             PEER_HEADERS[:1])
+    no_lib = peer_layout(os.path.join(tmp, "isal-no-lib"), PEER_HEADERS)
+    no_dir = "No such file or directory"
+    cases = [
+        (["--peer-isal", missing], None,
+         ["--peer-isal '%s'" % missing, no_dir]),
+        (["--peer-isal", a_file], None,
+         ["--peer-isal '%s'" % a_file, "is not a directory"]),
+        (["--peer-isal", ""], None, ["empty argument for '--peer-isal'"]),
+        (["--peer-isal", empty], None,
+         ["--peer-isal '%s'" % empty, "has no include/isa-l_crypto.h"]),
+        (["--peer-isal", one_header], None,
+         ["'%s'" % one_header, "has no include/isa-l_crypto/sha1_mb.h"]),
+        (["--peer-isal", no_lib], None,
+         ["'%s'" % no_lib, "has no lib/libisal_crypto.a or "
+          "lib/libisal_crypto.so"]),
+        ([], missing, ["HASHBATCH_PEER_ISAL '%s'" % missing, no_dir]),
+        ([], a_file, ["HASHBATCH_PEER_ISAL '%s'" % a_file,
+                      "is not a directory"]),
+        ([], empty, ["HASHBATCH_PEER_ISAL '%s'" % empty,
+                     "has no include/isa-l_crypto.h"]),
+        ([], no_lib, ["HASHBATCH_PEER_ISAL '%s'" % no_lib,
+                      "lib/libisal_crypto.a"]),
+        # the option wins over the variable
+        (["--peer-isal", missing], empty, ["--peer-isal '%s'" % missing]),
+    ]
+    for args, var, wants in cases:
+        env = clitest.clean_env(XDG_CACHE_HOME=cache)
+        if var is not None:
+            env["HASHBATCH_PEER_ISAL"] = var
+        what = "bench %s%s" % ("HASHBATCH_PEER_ISAL=%s " % var if var else "",
+                               " ".join(args))
+        proc = clitest.run([exe, "bench"] + args + TINY, env=env, timeout=60)
+        chk.status(proc, 2, what)
+        err = proc.stderr.decode("utf-8", "replace")
+        for want in wants:
+            chk.check(want in err, "%s: error does not say %r" % (what, want),
+                      err)
+        chk.check(proc.stdout == b"", what + ": printed a report",
+                  clitest.show(proc.stdout))
+    chk.check(peer_builds(cache) == [],
+              "a rejected --peer-isal DIR still built the peer: %r"
+              % peer_builds(cache))
+
+
+def check_peer_build_errors(chk, exe, tmp):
+    """No C compiler, or one that fails on DIR's headers: exit 1 before
+    measuring, naming the compiler (or showing its first lines), and
+    nothing left in the cache."""
+    cache = os.path.join(tmp, "peer-cache-build")
+    # An install's layout with empty files: the embedded bench/isal_peer.c
+    # must not compile against it (its headers define nothing).
+    hollow = peer_layout(os.path.join(tmp, "isal-hollow"), PEER_HEADERS,
+                         PEER_LIB)
+    bare_path = os.path.join(tmp, "bin-without-cc")
+    os.makedirs(bare_path, exist_ok=True)
+    for what, extra, wants in (
+            ("CC=/nonexistent/cc", {"CC": "/nonexistent/cc"},
+             ["no C compiler", "CC='/nonexistent/cc'",
+              "--peer-isal %s" % hollow]),
+            ("no cc on PATH", {"PATH": bare_path},
+             ["no C compiler", "'cc' is not on PATH"])):
+        env = clitest.clean_env(XDG_CACHE_HOME=cache, **extra)
+        if "CC" not in extra:
+            env.pop("CC", None)
+        proc = clitest.run([exe, "bench", "--peer-isal", hollow] + TINY,
+                           env=env, timeout=60)
+        chk.status(proc, 1, "bench --peer-isal, " + what)
+        err = proc.stderr.decode("utf-8", "replace")
+        for want in wants:
+            chk.check(want in err, "bench --peer-isal, %s: error does not "
+                      "say %r" % (what, want), err)
+        chk.check(proc.stdout == b"", "bench --peer-isal, %s: printed a "
+                  "report" % what)
+
+    env = clitest.clean_env(XDG_CACHE_HOME=cache)
+    cc = (env.get("CC") or "cc").split()[0]
+    if not chk.check(shutil.which(cc, path=env.get("PATH")) is not None,
+                     "no C compiler (%s) to check that a failed compile of "
+                     "the isa-l_crypto peer is reported" % cc):
+        return
+    proc = clitest.run([exe, "bench", "--peer-isal", hollow] + TINY, env=env,
+                       timeout=120)
+    what = "bench --peer-isal DIR with empty headers"
+    chk.status(proc, 1, what)
+    err = proc.stderr.decode("utf-8", "replace")
+    # the #error of bench/isal_peer.c: the embedded source was compiled and
+    # the compiler's own words are shown
+    for want in ("compiling the isa-l_crypto peer (bench/isal_peer.c) "
+                 "against --peer-isal '%s' failed" % hollow,
+                 "the compiler's first lines:",
+                 "isal_peer.c", "isal_peer needs isa-l_crypto 2.25 or newer"):
+        chk.check(want in err, "%s: error does not say %r" % (what, want),
+                  err)
+    chk.check(proc.stdout == b"", what + ": printed a report")
+    chk.check(peer_builds(cache) == [],
+              what + ": left files in the cache: %r" % peer_builds(cache))
+
+
+def check_peer_absent(chk, exe, tmp):
+    """Without --peer-isal (HASHBATCH_PEER_ISAL unset or empty) nothing
+    changes and nothing is compiled."""
+    cache = os.path.join(tmp, "peer-cache-absent")
+    for var in (None, ""):
+        env = clitest.clean_env(XDG_CACHE_HOME=cache)
+        if var is not None:
+            env["HASHBATCH_PEER_ISAL"] = var
+        what = "bench without a peer (HASHBATCH_PEER_ISAL %s)" % (
+            "unset" if var is None else "empty")
+        proc = clitest.run([exe, "bench", "--json"] + TINY, env=env)
+        if not chk.status(proc, 0, what):
+            continue
+        doc = parse_json(chk, proc, what)
+        if doc is None:
+            continue
+        chk.check("peer_isal" in doc and doc["peer_isal"] is None,
+                  what + ": 'peer_isal' is not null", repr(doc.get("peer_isal")))
+        chk.check(all(r.get("backend") != "isa-l_crypto" and "peer" not in r
+                      for r in doc["sizes"]),
+                  what + ": a peer row", repr(doc["sizes"]))
+    chk.check(peer_builds(cache) == [],
+              "bench without --peer-isal built the peer: %r" % peer_builds(cache))
+
+
+def check_peer_real(chk, exe, tmp):
+    """With a real isa-l_crypto install in HASHBATCH_PEER_ISAL (never
+    required; CI has none): its rows beside the cpu rows in every case,
+    every run checked, and the build reused the second time."""
+    isal = os.environ.get("HASHBATCH_PEER_ISAL")
+    if not isal:
+        print("note: HASHBATCH_PEER_ISAL not set: the real isa-l_crypto peer "
+              "was not run (the errors above were checked)")
+        return
+    cache = os.path.join(tmp, "peer-cache-real")
+    plan = ["--json", "--backend", "cpu", "--cpu-impl", "default", "--sizes",
+            "64,4K", "--batches", "1,16", "--runs", "2", "--min-time", "0.002"]
+    builds = []
+    for run in ("first", "second"):
+        env = clitest.clean_env(XDG_CACHE_HOME=cache)
+        proc = clitest.run([exe, "bench", "--peer-isal", isal] + plan,
+                           env=env, timeout=300)
+        what = "bench --peer-isal %s (%s run)" % (isal, run)
+        if not chk.status(proc, 0, what):
+            return
+        doc = parse_json(chk, proc, what)
+        if doc is None:
+            return
+        peer = doc.get("peer_isal") or {}
+        chk.check(peer.get("peer") is True and peer.get("dir") == isal and
+                  peer.get("threads") == doc["machine"]["cpu_pool_threads"] and
+                  peer.get("reused_build") is (run == "second") and
+                  os.path.isfile(peer.get("binary", "")),
+                  what + ": peer_isal wrong", repr(peer))
+        builds.append(peer.get("binary"))
+        rows = [r for r in doc["sizes"] + doc["batches"]
+                if r.get("backend") == "isa-l_crypto"]
+        got = {(r["size"], r["count"]) for r in rows}
+        want = {(r["size"], r["count"]) for r in doc["sizes"] + doc["batches"]
+                if r.get("backend") == "cpu"}
+        chk.check(got == want and len(rows) == len(want),
+                  what + ": isa-l_crypto rows %r, cases %r" % (got, want))
+        for r in rows:
+            chk.check(r.get("peer") is True and r.get("peer_dir") == isal and
+                      r.get("cpu_impl") is None,
+                      what + ": peer row without peer fields", repr(r))
+            check_result(chk, r, 2, what)
+    chk.check(len(builds) == 2 and builds[0] == builds[1] and
+              peer_builds(cache) == [os.path.basename(builds[0])],
+              "the second run did not reuse the first build: %r, cache %r"
+              % (builds, peer_builds(cache)))
 
 
 def main():
@@ -475,6 +688,10 @@ def main():
         check_no_opencl(chk, exe, impls, tmp)
         check_mismatch(chk, exe, devices, impls)
         check_without_cpu(chk, exe, devices)
+        check_peer_usage(chk, exe, tmp)
+        check_peer_build_errors(chk, exe, tmp)
+        check_peer_absent(chk, exe, tmp)
+        check_peer_real(chk, exe, tmp)
     chk.finish()
 
 

@@ -25,6 +25,9 @@
 #define BENCH_MAX_BATCH ((size_t)1 << 20) /* largest batch of --batches */
 #define BENCH_MAX_INPUT ((size_t)2 << 30) /* largest input buffer */
 #define BENCH_OPENSSL (-1)                /* result of the OpenSSL loop */
+#define BENCH_PEER (-2)                   /* result of the isa-l_crypto peer */
+#define BENCH_PEER_NAME "isa-l_crypto"    /* its row */
+#define BENCH_PATH_MAX 4096
 
 /* A sorted list of sizes or counts without duplicates. */
 typedef struct {
@@ -54,6 +57,8 @@ typedef struct {
     const char *device;       /* --device: one OpenCL spec; NULL: each device */
     const char *plot;         /* --plot FILE.png, or NULL */
     const char *json_file;    /* --json-file FILE, or NULL */
+    const char *peer_dir;     /* --peer-isal DIR (or HASHBATCH_PEER_ISAL), or NULL */
+    const char *peer_origin;  /* "--peer-isal" or "HASHBATCH_PEER_ISAL": which gave it */
     cli_engine_opts engine;   /* --verify (backend and device are bench's own) */
 } bench_opts;
 
@@ -134,7 +139,7 @@ typedef enum { BENCH_SWEEP_SIZE = 0, BENCH_SWEEP_BATCH = 1 } bench_sweep;
  * batch of count messages of size bytes. */
 typedef struct {
     bench_sweep sweep;
-    int backend; /* index in bench_backends, or BENCH_OPENSSL */
+    int backend; /* index in bench_backends, BENCH_OPENSSL or BENCH_PEER */
     size_t size, count;
     unsigned runs;
     uint64_t calls;                           /* batches hashed in the timed runs */
@@ -146,10 +151,72 @@ typedef struct {
     uint64_t verified, mismatches, fallbacks; /* engine counters, timed runs */
 } bench_result;
 
+/* The isa-l_crypto peer (bench_peer_build.c, bench_peer_run.c):
+ * bench/isal_peer.c compiled against an isa-l_crypto install. */
+typedef struct {
+    int on;                             /* built, and measured in every case */
+    const char *dir;                    /* the install prefix, as given */
+    const char *origin;                 /* "--peer-isal" or "HASHBATCH_PEER_ISAL" */
+    char include[BENCH_PATH_MAX];       /* DIR/include */
+    char library[BENCH_PATH_MAX];       /* libisal_crypto.a (or .so) it links */
+    int library_shared;                 /* 1: the .so, found at run time by an rpath */
+    char rpath[BENCH_PATH_MAX + 16];    /* -Wl,-rpath,DIR/lib for the .so */
+    char compiler[256];                 /* $CC, or "cc" */
+    char compiler_words[256];           /* compiler split at blanks */
+    char compiler_path[BENCH_PATH_MAX]; /* its program */
+    char binary[BENCH_PATH_MAX];        /* the compiled peer in the cache */
+    int reused;                         /* 1: an earlier identical build */
+    unsigned threads;                   /* the cpu backend's pool size */
+} bench_peer;
+
+/* Checks dir (given by origin: "--peer-isal" or "HASHBATCH_PEER_ISAL")
+ * and builds the peer into the cache unless an identical build is there.
+ * Returns 0 (p->on set), CLI_EXIT_USAGE when dir is no isa-l_crypto
+ * install, or CLI_EXIT_FAILURE (no compiler, a failed compile, no cache
+ * directory), after reporting. */
+int bench_peer_prepare(bench_peer *p, const char *dir, const char *origin);
+
+/* Measures count messages of size bytes with the peer, o->runs runs of at
+ * least o->min_time seconds on p->threads threads. Fills *r (sweep kept,
+ * backend BENCH_PEER). Returns 0, or CLI_EXIT_FAILURE after reporting
+ * (the peer failed, a digest of its differed from OpenSSL's, or it
+ * printed something unexpected). */
+int bench_peer_case(const bench_peer *p, size_t size, size_t count, const bench_opts *o,
+                    bench_result *r);
+
+/* bench/isal_peer.c, embedded at build time (NUL-terminated). */
+extern const char bench_isal_peer_source[];
+extern const size_t bench_isal_peer_source_size;
+
+/* What a child program wrote and how it ended (bench_child.c). */
+typedef struct {
+    char out[16384]; /* the first bytes of its stdout (and stderr, merged) */
+    size_t out_len;
+    char err[8192]; /* the first bytes of its stderr, when not merged */
+    size_t err_len;
+    int status; /* as waitpid gives it */
+} bench_child;
+
+/* Runs argv[0] (a path) with argv, stdin from /dev/null, keeping what it
+ * writes (merge: stderr into out) and waiting for it. Returns 0 (see
+ * c->status), or -1 with errno when it could not be started. */
+int bench_child_run(char *const *argv, int merge, bench_child *c);
+
+/* 1 when the child exited 0. */
+int bench_child_ok(const bench_child *c);
+
+/* "exit status 1", "killed by signal 9 (Killed)" into buf. */
+const char *bench_child_how(const bench_child *c, char *buf, size_t len);
+
+/* The first lines of text, each on a new line indented by two spaces
+ * (with "..." when there are more), into buf. */
+const char *bench_first_lines(const char *text, unsigned lines, char *buf, size_t len);
+
 /* Everything one bench run found. */
 typedef struct {
     bench_machine machine;
     bench_backends backends;
+    bench_peer peer;
     const bench_opts *opts;
     bench_result *r;
     size_t n, cap;
@@ -210,7 +277,8 @@ long long bench_crossover(const bench_report *rep, int backend, size_t size);
  * named "cpu", which crossovers compare with), or -1. */
 int bench_cpu_index(const bench_report *rep);
 
-/* The label of backend i (BENCH_OPENSSL: OpenSSL's loop) in tables and
+/* The label of backend i (BENCH_OPENSSL: OpenSSL's loop, BENCH_PEER:
+ * "isa-l_crypto") in tables and
  * plots: its name, with the implementation after the default "cpu"
  * ("cpu (avx512)"), into buf. */
 const char *bench_label(const bench_report *rep, int i, char *buf, size_t len);

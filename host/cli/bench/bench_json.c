@@ -6,7 +6,10 @@
  * Owns: the JSON shape of the report, documented in the README ("cpu_impl"
  * on each backend and each result: the CPU pool's implementation for the
  * rows that use the pool, null for OpenCL devices and OpenSSL's own loop,
- * with "cpu_impl_default": true on the default "cpu" row). Numbers
+ * with "cpu_impl_default": true on the default "cpu" row; with
+ * --peer-isal, "peer_isal" describing the isa-l_crypto peer, and its
+ * results, backend "isa-l_crypto", with "peer": true and "peer_dir").
+ * Numbers
  * are printed in the C locale (main() leaves LC_NUMERIC alone).
  * Must not: measure, or print anything that is not JSON on its stream.
  */
@@ -33,10 +36,11 @@ static void str(FILE *f, const char *s, size_t max)
 
 #define STR_FIELD(f, s) str((f), (s), sizeof(s))
 
-/* cpu_impl: the "cpu_impl" value of backend i (BENCH_OPENSSL: null). */
+/* cpu_impl: the "cpu_impl" value of backend i (BENCH_OPENSSL and
+ * BENCH_PEER: null). */
 static void cpu_impl(FILE *f, const bench_report *rep, int i)
 {
-    const char *name = i == BENCH_OPENSSL ? NULL : rep->backends.b[i].cpu_impl;
+    const char *name = i < 0 ? NULL : rep->backends.b[i].cpu_impl;
     if (name != NULL)
         str(f, name, 32);
     else
@@ -117,6 +121,26 @@ static void settings(FILE *f, const bench_report *rep)
     fputs("]},\n", f);
 }
 
+/* peer: "peer_isal": the isa-l_crypto peer, or null without one. */
+static void peer(FILE *f, const bench_peer *p)
+{
+    fputs("  \"peer_isal\": ", f);
+    if (!p->on) {
+        fputs("null,\n", f);
+        return;
+    }
+    fputs("{\"name\": \"" BENCH_PEER_NAME "\", \"peer\": true, \"dir\": ", f);
+    str(f, p->dir, BENCH_PATH_MAX);
+    fprintf(f, ", \"given_by\": \"%s\", \"threads\": %u, \"library\": ", p->origin, p->threads);
+    STR_FIELD(f, p->library);
+    fputs(", \"compiler\": ", f);
+    STR_FIELD(f, p->compiler);
+    fputs(", \"binary\": ", f);
+    STR_FIELD(f, p->binary);
+    fprintf(f, ", \"reused_build\": %s, \"checks\": \"a sample of digests per run\"},\n",
+            p->reused ? "true" : "false");
+}
+
 static void backends(FILE *f, const bench_report *rep)
 {
     const bench_backends *bs = &rep->backends;
@@ -136,7 +160,9 @@ static void backends(FILE *f, const bench_report *rep)
         STR_FIELD(f, bs->b[i].describe);
         fprintf(f, "}%s\n", i + 1 == bs->n ? "" : ",");
     }
-    fputs("  ],\n  \"opencl\": ", f);
+    fputs("  ],\n", f);
+    peer(f, &rep->peer);
+    fputs("  \"opencl\": ", f);
     fputs(rep->machine.ndev ? "true" : "false", f);
     fputs(",\n  \"note\": ", f);
     if (bs->note[0])
@@ -151,8 +177,14 @@ static void result(FILE *f, const bench_report *rep, const bench_result *r, int 
     fputs("    {\"backend\": ", f);
     if (r->backend == BENCH_OPENSSL)
         fputs("\"openssl\"", f);
+    else if (r->backend == BENCH_PEER)
+        fputs("\"" BENCH_PEER_NAME "\"", f);
     else
         STR_FIELD(f, rep->backends.b[r->backend].name);
+    if (r->backend == BENCH_PEER) {
+        fputs(", \"peer\": true, \"peer_dir\": ", f);
+        str(f, rep->peer.dir, BENCH_PATH_MAX);
+    }
     fputs(", \"cpu_impl\": ", f);
     cpu_impl(f, rep, r->backend);
     fprintf(f,

@@ -3,7 +3,8 @@
  * plan they make (which sizes, batches, backends; how many runs).
  *
  * Owns: parsing --sizes/--batches lists, --backend and --cpu-impl lists,
- * --runs, --min-time, and the defaults of the full and the --quick plans.
+ * --runs, --min-time, --peer-isal (else HASHBATCH_PEER_ISAL), and the
+ * defaults of the full and the --quick plans.
  * Must not: measure, open engines, or touch the plot file (the plot
  * module checks that).
  */
@@ -25,8 +26,11 @@ enum {
     OPT_MIN_TIME,
     OPT_PLOT,
     OPT_JSON_FILE,
-    OPT_CPU_IMPL
+    OPT_CPU_IMPL,
+    OPT_PEER_ISAL
 };
+
+#define PEER_ENV "HASHBATCH_PEER_ISAL"
 
 static void help(void)
 {
@@ -70,15 +74,27 @@ static void help(void)
            "  --min-time S    least seconds of one run (default 0.25)\n"
            "  --plot FILE.png draw the results with gnuplot: GB/s by message size\n"
            "                  and messages/s by batch size, log axes\n"
+           "  --peer-isal DIR beside the cpu rows, an isa-l_crypto row: the rate of\n"
+           "                  isa-l_crypto's multi-buffer SHA-1 (sha1_mb) on as many\n"
+           "                  threads as the cpu backend's pool, in every case. DIR is\n"
+           "                  an isa-l_crypto install prefix (include/isa-l_crypto.h,\n"
+           "                  lib/libisal_crypto.a or .so); bench/isal_peer.c, carried\n"
+           "                  in this program, is compiled against it once with $CC\n"
+           "                  (default cc) into $XDG_CACHE_HOME/hashbatch/ (default\n"
+           "                  ~/.cache/hashbatch/), and checks a sample of its digests\n"
+           "                  against OpenSSL's after every run. Never required; the\n"
+           "                  default is " PEER_ENV " when set\n"
            "  -h, --help      print this help and exit\n\n"
            "Without OpenCL devices only cpu is measured, and the report says so.\n"
            "HASHBATCH_BACKEND, HASHBATCH_DEVICE and HASHBATCH_CPU_IMPL are ignored:\n"
            "--backend, --device and --cpu-impl choose; HASHBATCH_VERIFY gives the\n"
-           "default of --verify.\n\n"
+           "default of --verify, " PEER_ENV " that of --peer-isal.\n\n"
            "Exit status: 0 when every figure was measured, 1 if an engine failed\n"
            "or a digest differed from OpenSSL's, 2 on a usage error (including a\n"
-           "--plot or --json-file file that cannot be written, and a CPU\n"
-           "implementation this CPU does not run).\n",
+           "--plot or --json-file file that cannot be written, a CPU\n"
+           "implementation this CPU does not run, and a --peer-isal or " PEER_ENV "\n"
+           "directory that is no isa-l_crypto install); with --peer-isal, 1 also\n"
+           "when there is no C compiler, the peer does not compile, or it fails.\n",
            CLI_PROGRAM);
 }
 
@@ -320,6 +336,12 @@ static int take(int c, const char *arg, bench_opts *o, char **argv)
             return cli_usage_error(BENCH_CMD, "empty argument for '--json-file'");
         o->json_file = arg;
         return -1;
+    case OPT_PEER_ISAL:
+        if (arg[0] == '\0')
+            return cli_usage_error(BENCH_CMD, "empty argument for '--peer-isal'");
+        o->peer_dir = arg;
+        o->peer_origin = "--peer-isal";
+        return -1;
     case 'h':
     case CLI_OPT_HELP:
         help();
@@ -339,6 +361,7 @@ static const struct option longopts[] = {CLI_ENGINE_LONG_OPTIONS,
                                          {"plot", required_argument, NULL, OPT_PLOT},
                                          {"json-file", required_argument, NULL, OPT_JSON_FILE},
                                          {"cpu-impl", required_argument, NULL, OPT_CPU_IMPL},
+                                         {"peer-isal", required_argument, NULL, OPT_PEER_ISAL},
                                          {"help", no_argument, NULL, CLI_OPT_HELP},
                                          {NULL, 0, NULL, 0}};
 
@@ -370,6 +393,11 @@ int bench_parse(int argc, char **argv, bench_opts *o)
     }
     if (optind < argc)
         return cli_usage_error(BENCH_CMD, "extra operand '%s'", argv[optind]);
+    const char *env = getenv(PEER_ENV);
+    if (o->peer_dir == NULL && env != NULL && env[0] != '\0') {
+        o->peer_dir = env;
+        o->peer_origin = PEER_ENV;
+    }
     if (o->device != NULL && !o->want_opencl)
         return cli_usage_error(BENCH_CMD,
                                "'--device' given ('%s') but '--backend' leaves out opencl, "

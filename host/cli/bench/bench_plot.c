@@ -1,8 +1,8 @@
 /*
  * bench_plot.c - `hashbatch bench --plot FILE.png`: throughput against
- * message size (one line per backend and CPU implementation, log axes,
- * min-max bars) and, when the batch sweep ran, messages/s against batch
- * size, drawn by gnuplot.
+ * message size (one line per backend and CPU implementation, and the
+ * isa-l_crypto peer's with --peer-isal; log axes, min-max bars) and, when the batch sweep ran,
+ * messages/s against batch size, drawn by gnuplot.
  *
  * Owns: checking beforehand that gnuplot exists and the file can be
  * written (and that any output file can be), writing the gnuplot script
@@ -96,14 +96,14 @@ static void quoted(FILE *f, const char *s)
 static int panel(FILE *f, const bench_report *rep, bench_sweep sweep, size_t size)
 {
     int lines = 0;
-    for (int b = BENCH_OPENSSL; b < (int)rep->backends.n; b++) {
+    for (int b = BENCH_PEER; b < (int)rep->backends.n; b++) {
         int any = 0;
         for (size_t i = 0; i < rep->n; i++) {
             const bench_result *r = &rep->r[i];
             if (r->sweep != sweep || r->backend != b || (size && r->size != size))
                 continue;
             if (!any)
-                fprintf(f, "$d%d << EOD\n", b + 1);
+                fprintf(f, "$d%d << EOD\n", b + 2);
             any = 1;
             const bench_spread *s = size ? &r->mps : &r->gbps;
             double scale = size ? 1e6 : 1.0;
@@ -129,16 +129,16 @@ static int panel(FILE *f, const bench_report *rep, bench_sweep sweep, size_t siz
               f);
     fputs("plot ", f);
     int first = 1;
-    for (int b = BENCH_OPENSSL; b < (int)rep->backends.n; b++) {
+    for (int b = BENCH_PEER; b < (int)rep->backends.n; b++) {
         int any = 0;
         for (size_t i = 0; i < rep->n && !any; i++)
             any = rep->r[i].sweep == sweep && rep->r[i].backend == b &&
                   (!size || rep->r[i].size == size);
         if (!any)
             continue;
-        /* one colour per backend in every panel */
+        /* one colour per backend in every panel; the peer's after them */
         fprintf(f, "%s$d%d using 1:2:3:4 with yerrorlines linetype %d title ", first ? "" : ", ",
-                b + 1, b + 2);
+                b + 2, b == BENCH_PEER ? (int)rep->backends.n + 2 : b + 2);
         char label[64];
         quoted(f,
                b == BENCH_OPENSSL ? "OpenSSL, 1 thread" : bench_label(rep, b, label, sizeof label));

@@ -3,7 +3,8 @@
  * backends (with the CPU implementation of each cpu row), a table per
  * sweep (median and min-max of every figure) and the crossover.
  *
- * Owns: the wording and layout of the tables. Must not: measure, or
+ * Owns: the wording and layout of the tables (the isa-l_crypto peer's
+ * rows among them). Must not: measure, or
  * compute anything but formatting (the crossover comes from
  * bench_crossover.c).
  */
@@ -56,8 +57,8 @@ static void put_spread(FILE *f, const bench_spread *s, double scale)
 
 const char *bench_label(const bench_report *rep, int i, char *buf, size_t len)
 {
-    if (i == BENCH_OPENSSL) {
-        snprintf(buf, len, "openssl 1 thread");
+    if (i == BENCH_OPENSSL || i == BENCH_PEER) {
+        snprintf(buf, len, "%s", i == BENCH_PEER ? BENCH_PEER_NAME : "openssl 1 thread");
         return buf;
     }
     const bench_backend *b = &rep->backends.b[i];
@@ -66,6 +67,17 @@ const char *bench_label(const bench_report *rep, int i, char *buf, size_t len)
     else
         snprintf(buf, len, "%s", b->name);
     return buf;
+}
+
+/* peer_line: what the isa-l_crypto row measures. */
+static void peer_line(FILE *f, const bench_peer *p)
+{
+    fprintf(f,
+            "  %-16s peer: isa-l_crypto's multi-buffer SHA-1 (sha1_mb) from %s, %u threads,\n"
+            "  %-16s a sample of its digests checked against OpenSSL's after every run;\n"
+            "  %-16s bench/isal_peer.c, %s by %s: %s\n",
+            BENCH_PEER_NAME, p->dir, p->threads, "", "", p->reused ? "built earlier" : "built now",
+            p->compiler, p->binary);
 }
 
 static void header(FILE *f, const bench_report *rep)
@@ -94,6 +106,8 @@ static void header(FILE *f, const bench_report *rep)
         fprintf(f, "  %-16s %s\n", bench_label(rep, (int)i, label, sizeof label),
                 rep->backends.b[i].describe);
     }
+    if (rep->peer.on)
+        peer_line(f, &rep->peer);
     if (rep->opts->sizes.n > 0)
         fprintf(f, "  %-16s OpenSSL's SHA1_Init/Update/Final on one thread, for reference\n",
                 "openssl 1 thread");

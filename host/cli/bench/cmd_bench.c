@@ -2,11 +2,13 @@
  * cmd_bench.c - `hashbatch bench`: end-to-end SHA-1 throughput of each
  * backend (cpu, each OpenCL device, all) by message size and by batch
  * size, beside OpenSSL's SHA-1 on one thread, with the crossover where
- * an OpenCL device overtakes the cpu backend; as tables, JSON and a plot.
+ * an OpenCL device overtakes the cpu backend, and with --peer-isal the
+ * isa-l_crypto peer's rate beside them; as tables, JSON and a plot.
  *
- * Owns: the order of the work: options, machine, engines (opened and
- * warmed once), the random input (made once), then every case with the
- * backends taking turns on it, then the report. Must not: parse options,
+ * Owns: the order of the work: options, the peer's build (before any
+ * measurement), machine, engines (opened and warmed once), the random
+ * input (made once), then every case with the backends and the peer
+ * taking turns on it, then the report. Must not: parse options,
  * time, format or plot itself (bench_options.c, bench_measure.c,
  * bench_text.c, bench_json.c and bench_plot.c do).
  */
@@ -60,7 +62,22 @@ static size_t input_bytes(const bench_opts *o)
     return most;
 }
 
-/* measure: one case, every backend in turn, then (size sweep) OpenSSL. */
+/* measure_peer: the isa-l_crypto peer on one case, when it is on. */
+static int measure_peer(bench_report *rep, bench_sweep sweep, size_t size, size_t count)
+{
+    bench_result r;
+    if (!rep->peer.on)
+        return CLI_EXIT_OK;
+    progress(rep, BENCH_PEER_NAME, size, count);
+    r.sweep = sweep;
+    int rc = bench_peer_case(&rep->peer, size, count, rep->opts, &r);
+    if (rc == CLI_EXIT_OK && bench_report_add(rep, &r) != 0)
+        rc = CLI_EXIT_FAILURE;
+    return rc;
+}
+
+/* measure: one case, every backend in turn, the isa-l_crypto peer, then
+ * (size sweep) OpenSSL. */
 static int measure(bench_report *rep, const bench_input *in, bench_sweep sweep, size_t size,
                    size_t count)
 {
@@ -78,6 +95,8 @@ static int measure(bench_report *rep, const bench_input *in, bench_sweep sweep, 
         if (rc == CLI_EXIT_OK && bench_report_add(rep, &r) != 0)
             rc = CLI_EXIT_FAILURE;
     }
+    if (rc == CLI_EXIT_OK)
+        rc = measure_peer(rep, sweep, size, count);
     if (rc == CLI_EXIT_OK && sweep == BENCH_SWEEP_SIZE) {
         progress(rep, "openssl", size, count);
         r.sweep = sweep;
@@ -127,6 +146,7 @@ static int run(bench_report *rep, const hb_config *base)
     int rc = bench_machine_read(&rep->machine);
     if (rc != CLI_EXIT_OK)
         return rc;
+    rep->peer.threads = rep->machine.cpu_threads;
     rc = bench_backends_open(&rep->backends, o, &rep->machine, base);
     if (rc != CLI_EXIT_OK)
         return rc;
@@ -177,8 +197,11 @@ int cmd_bench(int argc, char **argv)
         return rc;
     if (o.json_file != NULL && (rc = bench_check_writable(o.json_file, "json-file")) != CLI_EXIT_OK)
         return rc;
-    bench_report rep;
+    static bench_report rep; /* large (the peer's paths): kept off the stack */
     memset(&rep, 0, sizeof rep);
+    if (o.peer_dir != NULL &&
+        (rc = bench_peer_prepare(&rep.peer, o.peer_dir, o.peer_origin)) != CLI_EXIT_OK)
+        return rc;
     rep.opts = &o;
     rep.verify = hb_verify_name(base.verify);
     rc = run(&rep, &base);
