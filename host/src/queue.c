@@ -91,6 +91,16 @@ static size_t min_size(size_t a, size_t b)
     return a < b ? a : b;
 }
 
+/* The most messages one take gets from j: a fair share of what it has
+ * left among limits->share_among takers (at least one). */
+static size_t fair_share(const hb_job *j, const hb_take_limits *limits)
+{
+    size_t left = j->n - j->next_to_take;
+    if (limits->share_among <= 1)
+        return left;
+    return left / limits->share_among + (left % limits->share_among != 0);
+}
+
 /* messages_fitting for a job whose messages all have one length: the same
  * answer, by arithmetic instead of a walk over the messages. */
 static size_t uniform_fitting(const hb_job *j, const hb_take_limits *limits, take_state *t)
@@ -114,8 +124,8 @@ static size_t uniform_fitting(const hb_job *j, const hb_take_limits *limits, tak
         more = SIZE_MAX;
     else
         more = bytes > limits->max_bytes ? 0 : (size_t)((limits->max_bytes - bytes) / len);
-    size_t k = min_size(
-        left, min_size(limits->max_messages - t->count, first + min_size(more, SIZE_MAX - 1)));
+    size_t k = min_size(fair_share(j, limits), min_size(limits->max_messages - t->count,
+                                                        first + min_size(more, SIZE_MAX - 1)));
     if (t->count == 0)
         t->is_long = is_long;
     t->bytes += (uint64_t)k * len;
@@ -127,8 +137,8 @@ static size_t messages_fitting(const hb_job *j, const hb_take_limits *limits, ta
 {
     if (j->uniform_len != HB_LENGTHS_VARY)
         return uniform_fitting(j, limits, t);
-    size_t k = 0;
-    while (j->next_to_take + k < j->n && t->count < limits->max_messages) {
+    size_t k = 0, share = fair_share(j, limits);
+    while (k < share && t->count < limits->max_messages) {
         uint64_t len = j->msgs[j->next_to_take + k].len;
         int is_long = len > limits->long_above;
         if (k == 0 && limits->crowd_above > 0 && j->n - j->next_to_take > limits->crowd_above)

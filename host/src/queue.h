@@ -43,14 +43,17 @@ typedef struct hb_batch {
 typedef struct {
     uint64_t max_bytes; /* stop adding messages past this many bytes */
     size_t max_messages;
-    uint64_t long_above; /* messages longer than this are long: they go
-                            in batches of long messages only */
-    size_t long_max;     /* long messages per batch (they stream side
-                            by side through a device's lanes) */
-    int refuse_long;     /* 1: take nothing if the head message is long */
-    size_t crowd_above;  /* >0: take nothing from a job with more messages
-                            left than this (a device that shares these
-                            cores hashes crowds better) */
+    uint64_t long_above;  /* messages longer than this are long: they go
+                             in batches of long messages only */
+    size_t long_max;      /* long messages per batch (they stream side
+                             by side through a device's lanes) */
+    int refuse_long;      /* 1: take nothing if the head message is long */
+    size_t crowd_above;   /* >0: take nothing from a job with more messages
+                             left than this (a device that shares these
+                             cores hashes crowds better) */
+    unsigned share_among; /* >1: take at most 1/share_among (rounded up)
+                             of the messages a job has left, so a job of
+                             few messages still reaches every taker */
 } hb_take_limits;
 
 typedef enum { HB_TAKER_DEVICE, HB_TAKER_CPU } hb_taker;
