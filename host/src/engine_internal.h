@@ -78,6 +78,10 @@ hb_take_limits hb_cpu_take_limits_for(hb_cpu_impl impl);
  * settings', or OpenSSL once a lane digest failed verification. */
 hb_cpu_impl hb_engine_cpu_impl_now(hb_engine *e);
 
+/* hb_engine_distrust_cpu_lanes: a lane digest failed verification: from
+ * now on e hashes on the CPU with OpenSSL only (worker_cpu.c). */
+void hb_engine_distrust_cpu_lanes(hb_engine *e);
+
 /* hb_cpu_hash_checked: out[i] = SHA-1(m[i]) for i < n on this thread with
  * hb_engine_cpu_impl_now(e), lane digests verified as e's verify mode
  * says (recomputed by OpenSSL on a mismatch). Returns 1 when every digest

@@ -69,6 +69,11 @@ hb_cpu_impl hb_engine_cpu_impl_now(hb_engine *e)
     return atomic_load(&e->cpu_lanes_distrusted) ? HB_CPU_IMPL_SHA_NI : e->settings.cpu_impl;
 }
 
+void hb_engine_distrust_cpu_lanes(hb_engine *e)
+{
+    atomic_store(&e->cpu_lanes_distrusted, 1);
+}
+
 /* A test build's fault plan may corrupt what the lanes computed: every
  * digest of the batch, as a broken kernel would. */
 static void inject_lane_fault(hb_engine *e, hb_digest *out, size_t n)
@@ -97,7 +102,7 @@ static int verify_lanes(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out,
     if (st == HB_OK && check.mismatches == 0)
         return 1;
     if (check.mismatches > 0)
-        atomic_store(&e->cpu_lanes_distrusted, 1);
+        hb_engine_distrust_cpu_lanes(e);
     hb_engine_count_fallback(e);
     *stopped = !hb_cpu_hash_watched(HB_CPU_IMPL_SHA_NI, m, NULL, n, out, w, NULL);
     return 0;

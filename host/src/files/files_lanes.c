@@ -146,7 +146,7 @@ static void lane_digest(files_io_thread *t, files_lane *l, uint8_t digest[20])
     hb_engine_count_verify(e, 1, (size_t)mismatch);
     if (mismatch) {
         memcpy(digest, want, sizeof want);
-        atomic_store(&e->cpu_lanes_distrusted, 1);
+        hb_engine_distrust_cpu_lanes(e);
     } else if (l->in_lanes) {
         t->lanes.check_passed = 1;
     }
