@@ -24,8 +24,9 @@
  * An implementation this CPU cannot run is named at the start, with the
  * reason, and its cases pass without running.
  * Environment: HB_TEST_SEED (the random seed; printed at start and in
- * every failure), HB_TEST_SCALE (a factor in (0, 64] on the giant
- * message and the random differential; default 1, 1/16 under sanitizers).
+ * every failure), HB_TEST_SCALE (a divisor, as in the service suites, of
+ * the giant message and the random differential: at least 1/64; default
+ * 1, 16 under sanitizers).
  * Must not: take an expected digest from the library: OpenSSL and NIST's
  * files are the oracle. Must not test the engine (the service suites do).
  */
@@ -81,11 +82,12 @@ static int read_settings(void)
     }
     scale = UNDER_SANITIZER ? 1.0 / 16 : 1.0;
     if (sc != NULL && *sc != '\0') {
-        scale = strtod(sc, &end);
-        if (*end != '\0' || !(scale > 0 && scale <= 64)) {
-            fprintf(stderr, "test_mb: HB_TEST_SCALE=%s is not a number in (0, 64]\n", sc);
+        double divisor = strtod(sc, &end);
+        if (*end != '\0' || !(divisor >= 1.0 / 64)) {
+            fprintf(stderr, "test_mb: HB_TEST_SCALE=%s is not a divisor of at least 1/64\n", sc);
             return 0;
         }
+        scale = 1.0 / divisor;
     }
     return 1;
 }
@@ -899,7 +901,7 @@ static Suite *mb_suite(void)
 /* report_impls: which implementations run here, which do not and why. */
 static void report_impls(void)
 {
-    fprintf(stderr, "test_mb: HB_TEST_SEED=%llu HB_TEST_SCALE=%g%s\n",
+    fprintf(stderr, "test_mb: HB_TEST_SEED=%llu, sizes scaled by %g%s\n",
             (unsigned long long)base_seed, scale, UNDER_SANITIZER ? " (sanitizer build)" : "");
     for (int k = 0; k < NIMPLS; k++) {
         const hb_cpu_impl_desc *d = hb_cpu_impl_describe(mb_impls[k]);
