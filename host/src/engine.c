@@ -153,10 +153,9 @@ static unsigned cpu_workers_for(const hb_engine *e, hb_opencl **devices, size_t 
 static void choose_pool_limits(hb_engine *e, hb_opencl **devices, size_t ndevices)
 {
     e->pool_limits = hb_cpu_take_limits_for(e->settings.cpu_impl);
-    /* A take fills a thread's lanes; a job of few messages still goes to
-     * every pool thread (4 x 1 MiB took 2.2 GB/s in one take of 4 lanes,
-     * against 4.1 one message per take with OpenSSL). */
     e->pool_limits.share_among = e->settings.cpu_threads;
+    e->pool_limits.share_below =
+        hb_cpu_take_share_below(e->settings.cpu_impl, e->settings.cpu_threads);
     int all = e->settings.backend == HB_BACKEND_AUTO && strcmp(e->settings.device, "all") == 0;
     for (size_t i = 0; all && i < ndevices; i++)
         if (hb_opencl_info(devices[i])->type == HB_DEVICE_CPU)

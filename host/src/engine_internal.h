@@ -74,6 +74,14 @@ void hb_cpu_run_batch(hb_engine *e, hb_batch *b);
  * when it hashes with impl (enough messages to fill its lanes). */
 hb_take_limits hb_cpu_take_limits_for(hb_cpu_impl impl);
 
+/* hb_cpu_take_share_below: below how many messages left a job is shared
+ * out among `threads` pool threads rather than taken whole into one
+ * thread's lanes: where each thread's part goes to OpenSSL one by one
+ * (fewer messages than a step of the lanes costs in OpenSSL blocks, by
+ * the measured costs), splitting runs them in parallel; above, a split
+ * would leave lanes half empty for the same cost per step. */
+size_t hb_cpu_take_share_below(hb_cpu_impl impl, unsigned threads);
+
 /* hb_engine_cpu_impl_now: the implementation e's pool hashes with: its
  * settings', or OpenSSL once a lane digest failed verification. */
 hb_cpu_impl hb_engine_cpu_impl_now(hb_engine *e);

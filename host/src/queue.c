@@ -91,12 +91,13 @@ static size_t min_size(size_t a, size_t b)
     return a < b ? a : b;
 }
 
-/* The most messages one take gets from j: a fair share of what it has
- * left among limits->share_among takers (at least one). */
+/* The most messages one take gets from j: all it has left, or when that
+ * is fewer than share_below, a fair share among share_among takers (at
+ * least one). */
 static size_t fair_share(const hb_job *j, const hb_take_limits *limits)
 {
     size_t left = j->n - j->next_to_take;
-    if (limits->share_among <= 1)
+    if (limits->share_among <= 1 || left >= limits->share_below)
         return left;
     return left / limits->share_among + (left % limits->share_among != 0);
 }

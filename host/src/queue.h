@@ -51,9 +51,11 @@ typedef struct {
     size_t crowd_above;   /* >0: take nothing from a job with more messages
                              left than this (a device that shares these
                              cores hashes crowds better) */
-    unsigned share_among; /* >1: take at most 1/share_among (rounded up)
-                             of the messages a job has left, so a job of
-                             few messages still reaches every taker */
+    unsigned share_among; /* >1: a job with fewer than share_below
+                             messages left gives a take at most
+                             1/share_among of them (rounded up), so a job
+                             of few messages still reaches every taker */
+    size_t share_below;
 } hb_take_limits;
 
 typedef enum { HB_TAKER_DEVICE, HB_TAKER_CPU } hb_taker;

@@ -17,6 +17,7 @@
 #include "backend_cpu.h"
 #include "engine_internal.h"
 #include "fault.h"
+#include "mb/mb_costs.h"
 #include "verify.h"
 
 #define CPU_TAKE_BYTES ((uint64_t)256 << 10)
@@ -41,6 +42,15 @@ hb_take_limits hb_cpu_take_limits_for(hb_cpu_impl impl)
                                .long_above = lane_share,
                                .long_max = lanes};
     return in_lanes;
+}
+
+size_t hb_cpu_take_share_below(hb_cpu_impl impl, unsigned threads)
+{
+    if (hb_cpu_impl_describe(impl)->lanes == 0)
+        return 0; /* one message per long take already: nothing to share */
+    hb_mb_costs c = hb_mb_costs_of(impl);
+    double by_openssl = c.lanes_ns / c.one_ns; /* messages a step is worth */
+    return (size_t)(by_openssl * threads) + 1;
 }
 
 static hb_batch *next_batch(hb_engine *e)
@@ -83,6 +93,16 @@ static void inject_lane_fault(hb_engine *e, hb_digest *out, size_t n)
             out[i][0] ^= 1u;
 }
 
+/* The index of the shortest of m[0..n) (0 when n is 0). */
+static size_t shortest_message(const hb_msg *m, size_t n)
+{
+    size_t best = 0;
+    for (size_t i = 1; i < n; i++)
+        if (m[i].len < m[best].len)
+            best = i;
+    return best;
+}
+
 /* Checks lane digests against OpenSSL as the engine's verify mode says;
  * returns 1 when they stand, 0 when they were recomputed (or the watcher
  * stopped the check: *stopped). */
@@ -90,7 +110,7 @@ static int verify_lanes(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out,
                         int *stopped)
 {
     uint64_t rng = hb_engine_next_random(e);
-    size_t must = n > 0 ? (size_t)(rng % n) : 0;
+    size_t must = shortest_message(m, n); /* the batch's one sure check, at least cost */
     hb_verify_result check = {0, 0};
     hb_status st = hb_verify_batch(m, n, (const hb_digest *)out, e->settings.verify,
                                    e->settings.sample_per_mille, &must, n > 0, &rng, w, &check);
