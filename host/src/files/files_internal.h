@@ -107,14 +107,11 @@ typedef struct {
     size_t index;        /* the job's input index */
     hb_open_file f;      /* open until the file is finished */
     hb_mb_stream stream; /* the lanes' SHA-1 so far */
-    int checked;         /* verified: OpenSSL hashes it beside the lanes */
-    int in_lanes;        /* some of its blocks went through the lanes */
-    hb_sha1_stream check;
-    unsigned char *buf; /* this round's piece (in the set's area) */
-    size_t len, rest;   /* bytes in it; of those, after its whole blocks */
-    int ended;          /* the file's end was read */
-    hb_status st;       /* HB_OK, or why it stops (HB_ERR_IO, HB_ERR_CANCELLED) */
-    int err;            /* errno for HB_ERR_IO */
+    unsigned char *buf;  /* this round's piece (in the set's area) */
+    size_t len, rest;    /* bytes in it; of those, after its whole blocks */
+    int ended;           /* the file's end was read */
+    hb_status st;        /* HB_OK, or why it stops (HB_ERR_IO, HB_ERR_CANCELLED) */
+    int err;             /* errno for HB_ERR_IO */
 } files_lane;
 
 /* An I/O thread's big files in lanes (files_lanes.c). */
@@ -125,7 +122,7 @@ typedef struct {
     size_t piece_bytes;  /* read per file and round: a multiple of 64 */
     unsigned char *area; /* capacity * piece_bytes */
     uint64_t rng;        /* for the verification sample (prng.h) */
-    int check_passed;    /* a file of this thread passed its check */
+    int sampled_round;   /* the thread's first round was checked */
     files_lane lane[HB_MB_LANES_MAX];
 } files_lanes;
 

@@ -9,13 +9,15 @@
  * pieces together (mb_streams.h: in lanes, or one by one where the
  * measured costs say so, as when few files are left), and finishes the
  * files that ended: last bytes and padding, the change check, the result.
- * Verified like a device: with the engine's verify mode full every file,
- * with sample every file until one check has passed on this thread, then
- * sample_per_mille of them, is hashed by OpenSSL beside the lanes and
- * compared (the data is gone once hashed, so nothing could be redone: a
- * file is checked or trusted before its pieces go by); a mismatch gives
- * the file OpenSSL's digest, is counted, and takes the engine's lanes out
- * (later pieces are hashed one by one by OpenSSL).
+ * Verified like a device, round by round (a round is the set's launch):
+ * with the engine's verify mode full, every file's piece of every round;
+ * with sample, one file's piece of the thread's first round and of
+ * sample_per_mille of the others, is hashed again by OpenSSL from the
+ * state it started from and the two states compared. A mismatch is
+ * counted, every piece of that round is hashed again by OpenSSL from its
+ * saved state (the data is still there), and the engine's lanes are taken
+ * out (later rounds hash one by one). The last bytes and the padding are
+ * OpenSSL's already.
  *
  * Owns: the set, its rounds, and the streamed_* counts of its files.
  * Must not: map files, hold more than piece_bytes per lane, or block on
@@ -66,20 +68,12 @@ int files_lanes_take(files_io_thread *t, size_t i, const hb_open_file *f)
     files_lanes *s = &t->lanes;
     if (s->capacity == 0)
         return 0;
-    hb_engine *e = t->job->engine;
     files_lane *l = &s->lane[s->n];
     memset(l, 0, sizeof *l);
     l->index = i;
     l->f = *f;
     l->st = HB_OK;
     hb_mb_stream_init(&l->stream);
-    hb_verify_mode mode = e->settings.verify;
-    l->checked =
-        mode == HB_VERIFY_FULL ||
-        (mode == HB_VERIFY_SAMPLE &&
-         (!s->check_passed || hb_prng_next(&s->rng) % 1000 < e->settings.sample_per_mille));
-    if (l->checked)
-        hb_sha1_stream_init(&l->check);
     s->n++;
     return 1;
 }
@@ -104,11 +98,62 @@ static void read_piece(hb_files_job *j, files_lane *l, unsigned char *buf, size_
     }
 }
 
-/* The whole blocks of every lane's piece, through the lanes together. */
+/* Which of this round's n pieces are checked: all (full), one at random
+ * in the thread's first round and in sample_per_mille of the others
+ * (sample), none (off). Returns how many; their positions in which[]. */
+static size_t pieces_to_check(files_io_thread *t, size_t n, size_t which[HB_MB_LANES_MAX])
+{
+    files_lanes *s = &t->lanes;
+    hb_engine *e = t->job->engine;
+    if (n == 0 || e->settings.verify == HB_VERIFY_OFF)
+        return 0;
+    if (e->settings.verify == HB_VERIFY_FULL) {
+        for (size_t k = 0; k < n; k++)
+            which[k] = k;
+        return n;
+    }
+    int first = !s->sampled_round;
+    s->sampled_round = 1;
+    if (!first && hb_prng_next(&s->rng) % 1000 >= e->settings.sample_per_mille)
+        return 0;
+    which[0] = (size_t)(hb_prng_next(&s->rng) % n);
+    return 1;
+}
+
+/* After a round in lanes: the checked pieces hashed again by OpenSSL from
+ * their saved states; on a mismatch every piece of the round is, the
+ * lanes are taken out, and 0 is returned. */
+static int check_round(files_io_thread *t, hb_mb_stream *const *streams, const uint8_t *const *data,
+                       const size_t *len, size_t n, const hb_mb_stream *before)
+{
+    hb_engine *e = t->job->engine;
+    size_t which[HB_MB_LANES_MAX];
+    size_t nchecked = pieces_to_check(t, n, which), mismatches = 0;
+    for (size_t c = 0; c < nchecked; c++) {
+        size_t k = which[c];
+        hb_mb_stream want = before[k];
+        hb_sha1_openssl_blocks(want.h, data[k], len[k] / HB_MB_BLOCK);
+        mismatches += memcmp(want.h, streams[k]->h, sizeof want.h) != 0;
+    }
+    hb_engine_count_verify(e, nchecked, mismatches);
+    if (mismatches == 0)
+        return 1;
+    hb_engine_distrust_cpu_lanes(e);
+    for (size_t k = 0; k < n; k++) { /* the round again, by OpenSSL */
+        *streams[k] = before[k];
+        hb_mb_streams_update(HB_CPU_IMPL_SHA_NI, &streams[k], &data[k], &len[k], 1);
+    }
+    return 0;
+}
+
+/* The whole blocks of every lane's piece, through the lanes together
+ * (checked as the verify mode says), or one by one by OpenSSL once the
+ * engine's lanes are out. */
 static void hash_pieces(files_io_thread *t)
 {
     files_lanes *s = &t->lanes;
     hb_mb_stream *streams[HB_MB_LANES_MAX];
+    hb_mb_stream before[HB_MB_LANES_MAX];
     const uint8_t *data[HB_MB_LANES_MAX];
     size_t len[HB_MB_LANES_MAX];
     size_t n = 0;
@@ -116,40 +161,24 @@ static void hash_pieces(files_io_thread *t)
         files_lane *l = &s->lane[k];
         if (l->st != HB_OK)
             continue;
-        if (l->checked)
-            hb_sha1_stream_update(&l->check, l->buf, l->len);
         size_t whole = l->len & ~(size_t)(HB_MB_BLOCK - 1);
         l->rest = l->len - whole; /* non-zero only at the end of the file */
         if (whole == 0)
             continue;
         streams[n] = &l->stream, data[n] = l->buf, len[n] = whole;
+        before[n] = l->stream;
         n++;
     }
-    int lanes_out = hb_engine_cpu_impl_now(t->job->engine) == HB_CPU_IMPL_SHA_NI;
-    hb_mb_streams_update(lanes_out ? HB_CPU_IMPL_SHA_NI : s->impl, streams, data, len, n);
-    for (unsigned k = 0; k < s->n && !lanes_out; k++)
-        s->lane[k].in_lanes = 1;
-}
-
-/* The lanes' digest of l, checked against OpenSSL's where l was chosen. */
-static void lane_digest(files_io_thread *t, files_lane *l, uint8_t digest[20])
-{
     hb_engine *e = t->job->engine;
-    hb_mb_stream_final(&l->stream, l->buf + (l->len - l->rest), l->rest, digest);
-    if (l->in_lanes && hb_fault_for_cpu_lanes(&e->faults))
-        digest[0] ^= 1u; /* a test build's broken kernel */
-    if (!l->checked)
+    if (hb_engine_cpu_impl_now(e) == HB_CPU_IMPL_SHA_NI) {
+        hb_mb_streams_update(HB_CPU_IMPL_SHA_NI, streams, data, len, n);
         return;
-    uint8_t want[20];
-    hb_sha1_stream_final(&l->check, want);
-    int mismatch = memcmp(want, digest, sizeof want) != 0;
-    hb_engine_count_verify(e, 1, (size_t)mismatch);
-    if (mismatch) {
-        memcpy(digest, want, sizeof want);
-        hb_engine_distrust_cpu_lanes(e);
-    } else if (l->in_lanes) {
-        t->lanes.check_passed = 1;
     }
+    hb_mb_streams_update(s->impl, streams, data, len, n);
+    if (hb_fault_for_cpu_lanes(&e->faults))
+        for (size_t k = 0; k < n; k++)
+            streams[k]->h[0] ^= 1u; /* a test build's broken kernel */
+    check_round(t, streams, data, len, n, before);
 }
 
 static void finish_lane(files_io_thread *t, files_lane *l)
@@ -162,9 +191,7 @@ static void finish_lane(files_io_thread *t, files_lane *l)
     if (st == HB_OK)
         st = hb_file_unchanged(&l->f, &err);
     if (st == HB_OK)
-        lane_digest(t, l, r.digest);
-    else if (l->checked)
-        hb_sha1_stream_final(&l->check, r.digest); /* spent; the digest is dropped */
+        hb_mb_stream_final(&l->stream, l->buf + (l->len - l->rest), l->rest, r.digest);
     r.status = st;
     r.err = st == HB_ERR_IO ? err : 0;
     r.size = st == HB_OK ? l->stream.bytes + l->rest : 0;
