@@ -73,21 +73,6 @@ static int contains_ci(const char *hay, const char *needle)
 /* The multi-buffer implementations this CPU runs (sha-ni is OpenSSL). */
 static const char *const lane_impls[] = {"avx512", "avx2", "portable"};
 
-static hb_engine *open_faulty_lanes(const char *impl, hb_verify_mode verify)
-{
-    hb_config cfg;
-    tu_config(&cfg, HB_BACKEND_CPU);
-    cfg.use_environment = 0; /* the implementation is this test's, not a rerun's */
-    cfg.cpu_impl = impl;
-    cfg.verify = verify;
-    hb_engine *e = tu_open_cfg(&cfg);
-    hb_fault_plan plan;
-    memset(&plan, 0, sizeof plan);
-    plan.kind = HB_FAULT_CORRUPT_CPU_LANES;
-    ck_assert_int_eq(hb_testing_set_fault(e, &plan), HB_OK);
-    return e;
-}
-
 /* (f): loop index: the implementation. 4 KiB messages, many per lane. */
 START_TEST(test_corrupt_cpu_lanes)
 {
@@ -105,7 +90,7 @@ START_TEST(test_corrupt_cpu_lanes)
     tu_msgset_from_lengths(&s, lens, N, 0xfa10 + (uint64_t)_i);
     hb_digest *got = tu_digests(N);
 
-    hb_engine *e = open_faulty_lanes(impl, HB_VERIFY_OFF);
+    hb_engine *e = tu_open_cpu_lanes(impl, HB_VERIFY_OFF, 1);
     tu_batch(e, s.m, N, got);
     size_t bad = tu_count_mismatches(s.m, N, s.want, got, "cpu lanes corrupt, verify off");
     fprintf(stderr, "%s, verify off: %zu wrong digests of %d\n", impl, bad, N);
@@ -113,7 +98,7 @@ START_TEST(test_corrupt_cpu_lanes)
     hb_engine_close(e);
 
     for (int full = 0; full < 2; full++) {
-        e = open_faulty_lanes(impl, full ? HB_VERIFY_FULL : HB_VERIFY_SAMPLE);
+        e = tu_open_cpu_lanes(impl, full ? HB_VERIFY_FULL : HB_VERIFY_SAMPLE, 1);
         memset(got, 0, N * sizeof *got);
         tu_batch(e, s.m, N, got);
         tu_assert_digests(s.m, N, s.want, got, full ? "lanes, verify full" : "lanes, sample");

@@ -90,8 +90,12 @@ static size_t pick_size(tu_rng *r, size_t i)
     return tu_rng_below(r, 3 * MIB);
 }
 
-/* make_tree: n files of random content and sizes, and their digests. */
-static void make_tree(tree *t, size_t n, uint64_t seed)
+/* A file size for file i of a tree. */
+typedef size_t (*size_picker)(tu_rng *r, size_t i);
+
+/* make_tree_of: n files named PREFIX%04zu of random content, of the sizes
+ * pick gives, and their digests. */
+static void make_tree_of(tree *t, size_t n, uint64_t seed, const char *prefix, size_picker pick)
 {
     tu_rng r;
     tu_rng_seed(&r, seed);
@@ -103,9 +107,9 @@ static void make_tree(tree *t, size_t n, uint64_t seed)
     uint8_t *buf = malloc(3 * MIB);
     ck_assert(t->paths && t->sizes && buf);
     for (size_t i = 0; i < n; i++) {
-        size_t len = pick_size(&r, i);
+        size_t len = pick(&r, i);
         char path[128];
-        snprintf(path, sizeof path, "%s/f%04zu", t->dir, i);
+        snprintf(path, sizeof path, "%s/%s%04zu", t->dir, prefix, i);
         tu_rng_fill(&r, buf, len);
         write_file(path, buf, len);
         tu_sha1(buf, len, t->want[i]);
@@ -113,6 +117,13 @@ static void make_tree(tree *t, size_t n, uint64_t seed)
         t->sizes[i] = len;
     }
     free(buf);
+}
+
+/* make_tree: n files of random content and sizes (pick_size), and their
+ * digests. */
+static void make_tree(tree *t, size_t n, uint64_t seed)
+{
+    make_tree_of(t, n, seed, "f", pick_size);
 }
 
 static void free_tree(tree *t)
@@ -1023,30 +1034,12 @@ START_TEST(test_arguments)
 }
 END_TEST
 
-/* Big files only, of mixed lengths, so sets of them stream through lanes
- * side by side and end at different rounds. */
-static void make_big_tree(tree *t, size_t n, uint64_t seed)
+/* Big files only (64 KiB to 3 MiB), of mixed lengths, so sets of them
+ * stream through lanes side by side and end at different rounds. */
+static size_t pick_big_size(tu_rng *r, size_t i)
 {
-    tu_rng r;
-    tu_rng_seed(&r, seed);
-    make_dir(t);
-    t->n = n;
-    t->paths = calloc(n, sizeof *t->paths);
-    t->sizes = calloc(n, sizeof *t->sizes);
-    t->want = tu_digests(n);
-    uint8_t *buf = malloc(3 * MIB);
-    ck_assert(t->paths && t->sizes && buf);
-    for (size_t i = 0; i < n; i++) {
-        size_t len = 64 * KIB + 1 + tu_rng_below(&r, 3 * MIB - 64 * KIB - 1);
-        char path[128];
-        snprintf(path, sizeof path, "%s/b%04zu", t->dir, i);
-        tu_rng_fill(&r, buf, len);
-        write_file(path, buf, len);
-        tu_sha1(buf, len, t->want[i]);
-        t->paths[i] = strdup(path);
-        t->sizes[i] = len;
-    }
-    free(buf);
+    (void)i;
+    return 64 * KIB + 1 + tu_rng_below(r, 3 * MIB - 64 * KIB - 1);
 }
 
 static const char *const stream_impls[] = {"avx512", "avx2", "portable", "sha-ni"};
@@ -1056,18 +1049,7 @@ static const char *const stream_impls[] = {"avx512", "avx2", "portable", "sha-ni
 static hb_stats stream_tree(const tree *t, const char *impl, hb_verify_mode verify, int corrupt,
                             hb_file_result **res)
 {
-    hb_config cfg;
-    tu_config(&cfg, HB_BACKEND_CPU);
-    cfg.use_environment = 0; /* the implementation is this test's, not a rerun's */
-    cfg.cpu_impl = impl;
-    cfg.verify = verify;
-    hb_engine *e = tu_open_cfg(&cfg);
-    if (corrupt) {
-        hb_fault_plan plan;
-        memset(&plan, 0, sizeof plan);
-        plan.kind = HB_FAULT_CORRUPT_CPU_LANES;
-        ck_assert_int_eq(hb_testing_set_fault(e, &plan), HB_OK);
-    }
+    hb_engine *e = tu_open_cpu_lanes(impl, verify, corrupt);
     hb_files_options o;
     hb_files_options_init(&o);
     o.small_max = 64 * KIB;
@@ -1099,7 +1081,7 @@ START_TEST(test_streams_in_lanes)
     }
     int lanes = strcmp(impl, "sha-ni") != 0;
     tree t;
-    make_big_tree(&t, 40, 0x57e4 + (uint64_t)_i);
+    make_tree_of(&t, 40, 0x57e4 + (uint64_t)_i, "b", pick_big_size);
     char what[96];
     static const hb_verify_mode modes[] = {HB_VERIFY_OFF, HB_VERIFY_SAMPLE, HB_VERIFY_FULL};
     for (size_t m = 0; m < 3; m++) {

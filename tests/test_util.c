@@ -7,6 +7,8 @@
  */
 #include "test_util.h"
 
+#include "hb_testing.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <openssl/evp.h>
@@ -524,4 +526,21 @@ void tu_print_stats(const char *what, const hb_stats *st)
                 (unsigned long long)st->device[k].batches,
                 (unsigned long long)st->device[k].launches, (double)st->device[k].busy_ns / 1e9,
                 (unsigned long long)st->device[k].errors, st->device[k].quarantined);
+}
+
+hb_engine *tu_open_cpu_lanes(const char *impl, hb_verify_mode verify, int corrupt_lanes)
+{
+    hb_config cfg;
+    tu_config(&cfg, HB_BACKEND_CPU);
+    cfg.use_environment = 0;
+    cfg.cpu_impl = impl;
+    cfg.verify = verify;
+    hb_engine *e = tu_open_cfg(&cfg);
+    if (corrupt_lanes) {
+        hb_fault_plan plan;
+        memset(&plan, 0, sizeof plan);
+        plan.kind = HB_FAULT_CORRUPT_CPU_LANES;
+        ck_assert_int_eq(hb_testing_set_fault(e, &plan), HB_OK);
+    }
+    return e;
 }

@@ -40,6 +40,13 @@ void tu_config(hb_config *cfg, hb_backend_kind kind);
  * and the last error) if that does not work. */
 hb_engine *tu_open_cfg(const hb_config *cfg);
 
+/* tu_open_cpu_lanes: an engine of the cpu backend hashing with CPU
+ * implementation impl (the environment ignored, so a rerun's
+ * HASHBATCH_CPU_IMPL does not change what a test asks for), verify mode
+ * verify; with corrupt_lanes, the test fault that corrupts what the
+ * multi-buffer lanes compute (HB_FAULT_CORRUPT_CPU_LANES) is on. */
+hb_engine *tu_open_cpu_lanes(const char *impl, hb_verify_mode verify, int corrupt_lanes);
+
 /* tu_open: tu_open_cfg(tu_config(kind)). */
 hb_engine *tu_open(hb_backend_kind kind);
 
