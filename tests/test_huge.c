@@ -20,20 +20,6 @@
 
 static uint8_t *huge_buf;
 
-/* fill_pattern: a cheap pattern that still differs from block to block
- * (so a repeated or skipped chunk changes the digest). */
-static void fill_pattern(uint8_t *p, size_t len)
-{
-    uint64_t x = 0x0123456789abcdefu;
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        x = x * 6364136223846793005u + 1442695040888963407u;
-        memcpy(p + i, &x, 8);
-    }
-    for (; i < len; i++)
-        p[i] = (uint8_t)(i * 131u);
-}
-
 typedef struct {
     hb_msg m[6];
     hb_digest want[6];
@@ -113,7 +99,7 @@ int main(void)
     }
     huge_buf = p;
     double t0 = tu_now();
-    fill_pattern(huge_buf, HUGE_LEN);
+    tu_fill_pattern(huge_buf, HUGE_LEN);
     fprintf(stderr, "filled %zu bytes in %.2f s\n", (size_t)HUGE_LEN,
             tu_now() - t0);
     build_batch();

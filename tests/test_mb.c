@@ -353,19 +353,6 @@ static uint8_t *giant_buf;
 static size_t giant_map_len, giant_len;
 static hb_digest giant_want_whole, giant_want_odd; /* [0, giant_len), [1, giant_len - 9) */
 
-/* fill_pattern: a cheap pattern that differs from block to block. */
-static void fill_pattern(uint8_t *p, size_t len)
-{
-    uint64_t x = 0x0123456789abcdefu;
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        x = x * 6364136223846793005u + 1442695040888963407u;
-        memcpy(p + i, &x, 8);
-    }
-    for (; i < len; i++)
-        p[i] = (uint8_t)(i * 131u);
-}
-
 /* giant_prepare: maps, fills and hashes the giant once, before the forked
  * cases (which share it, never writing it). 0 if it cannot be mapped. */
 static int giant_prepare(void)
@@ -380,7 +367,7 @@ static int giant_prepare(void)
     }
     giant_buf = p;
     double t0 = tu_now();
-    fill_pattern(giant_buf, giant_map_len);
+    tu_fill_pattern(giant_buf, giant_map_len);
     tu_sha1(giant_buf, giant_len, giant_want_whole);
     tu_sha1(giant_buf + 1, giant_len - 9, giant_want_odd);
     mprotect(giant_buf, giant_map_len, PROT_READ);

@@ -544,3 +544,15 @@ hb_engine *tu_open_cpu_lanes(const char *impl, hb_verify_mode verify, int corrup
     }
     return e;
 }
+
+void tu_fill_pattern(uint8_t *p, size_t len)
+{
+    uint64_t x = 0x0123456789abcdefu;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        memcpy(p + i, &x, 8);
+    }
+    for (; i < len; i++)
+        p[i] = (uint8_t)(i * 131u);
+}

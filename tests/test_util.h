@@ -161,6 +161,11 @@ void tu_msgset_from_lengths(tu_msgset *s, const size_t *lens, size_t n, uint64_t
 void tu_msgset_random(tu_msgset *s, size_t n, size_t maxlen, uint64_t seed);
 void tu_msgset_free(tu_msgset *s);
 
+/* tu_fill_pattern: len cheap pattern bytes that differ from block to
+ * block (so a repeated or skipped chunk changes the digest), for giant
+ * messages where random bytes would cost too long. */
+void tu_fill_pattern(uint8_t *p, size_t len);
+
 /* tu_digests: zeroed malloc'd array of n digests. */
 hb_digest *tu_digests(size_t n);
 
