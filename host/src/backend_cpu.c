@@ -1,7 +1,7 @@
 /*
  * backend_cpu.c - batches hashed on the calling thread.
  *
- * Owns: hb_cpu_hash and the watched variants. Parallelism comes from the
+ * Owns: hb_cpu_hash_watched and hb_cpu_sha1_watched. Parallelism comes from the
  * engine's CPU workers each taking their own batches from the queue. With
  * a multi-buffer implementation a list goes to its lanes (mb_batch.c,
  * which also decides when OpenSSL does better); with HB_CPU_IMPL_SHA_NI
@@ -68,17 +68,4 @@ int hb_cpu_hash_watched(hb_cpu_impl impl, const hb_msg *m, const size_t *which, 
         *from_lanes = lanes_done;
     hb_cpu_watch_flush(w);
     return going; /* every digest written, even if told to stop after */
-}
-
-void hb_cpu_hash(hb_cpu_impl impl, const hb_msg *m, const size_t *which, size_t count,
-                 hb_digest *out)
-{
-    if (impl == HB_CPU_IMPL_SHA_NI) {
-        for (size_t k = 0; k < count; k++) {
-            size_t i = which ? which[k] : k;
-            hb_sha1_openssl(m[i].data, m[i].len, out[i]);
-        }
-        return;
-    }
-    hb_mb_hash(impl, HB_MB_TAIL_MEASURED, m, which, count, out, NULL, NULL);
 }

@@ -18,17 +18,12 @@
 #include "hashbatch.h"
 #include "mb/mb_impl.h"
 
-/* hb_cpu_hash: out[i] = SHA-1(m[i]) for each i listed in `which` (count
- * entries), or for every i in [0, count) when which is NULL, with impl
- * (one this CPU runs). */
-void hb_cpu_hash(hb_cpu_impl impl, const hb_msg *m, const size_t *which, size_t count,
-                 hb_digest *out);
-
-/* hb_cpu_hash_watched: hb_cpu_hash, asking w (NULL: nobody) between
- * pieces. Returns 1 when every digest is written, 0 when w stopped it. The
- * bytes hashed are all reported to w by the time it returns. *from_lanes
- * (if not NULL) counts the digests the multi-buffer lanes computed, the
- * rest being OpenSSL's: only those need verifying. */
+/* hb_cpu_hash_watched: out[i] = SHA-1(m[i]) for each i listed in `which`
+ * (count entries), or for every i in [0, count) when which is NULL, with
+ * impl (one this CPU runs), asking w (NULL: nobody) between pieces. Returns 1 when every digest is
+ * written, 0 when w stopped it. The bytes hashed are all reported to w by the time it returns.
+ * *from_lanes (if not NULL) counts the digests the multi-buffer lanes computed, the rest being
+ * OpenSSL's: only those need verifying. */
 int hb_cpu_hash_watched(hb_cpu_impl impl, const hb_msg *m, const size_t *which, size_t count,
                         hb_digest *out, hb_cpu_watch *w, size_t *from_lanes);
 

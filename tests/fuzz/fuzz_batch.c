@@ -190,12 +190,6 @@ static void free_batch(batch *b)
     free(b->pool);
 }
 
-static void hex(const uint8_t *d, char out[41])
-{
-    for (int k = 0; k < 20; k++)
-        snprintf(out + 2 * k, 3, "%02x", d[k]);
-}
-
 static void run_engine(batch *b, int k)
 {
     hb_engine *e = engine(k);
@@ -207,8 +201,8 @@ static void run_engine(batch *b, int k)
         if (memcmp(b->got[i], b->want[i], 20) == 0)
             continue;
         char w[41], g[41];
-        hex(b->want[i], w);
-        hex(b->got[i], g);
+        fuzz_hex(b->want[i], w);
+        fuzz_hex(b->got[i], g);
         CHECK(0, "%s: message %zu of %zu (%zu bytes): want %s got %s", hb_engine_describe(e), i,
               b->n, b->lens[i], w, g);
     }

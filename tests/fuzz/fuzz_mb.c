@@ -165,12 +165,6 @@ static void free_batch(batch *b)
 
 /* ---- checking ---------------------------------------------------------- */
 
-static void hex(const uint8_t *d, char out[41])
-{
-    for (int k = 0; k < 20; k++)
-        snprintf(out + 2 * k, 3, "%02x", d[k]);
-}
-
 static int go_on(void *ctx, uint64_t bytes)
 {
     *(uint64_t *)ctx += bytes;
@@ -183,8 +177,8 @@ static void check_digest(const batch *b, size_t i, const char *impl, const char 
     if (memcmp(b->got[i], b->want[i], 20) == 0)
         return;
     char w[41], g[41];
-    hex(b->want[i], w);
-    hex(b->got[i], g);
+    fuzz_hex(b->want[i], w);
+    fuzz_hex(b->got[i], g);
     CHECK(0, "%s/%s: message %zu of %zu (%zu bytes, at %p): want %s got %s", impl, rule, i, b->n,
           b->lens[i], b->m[i].data, w, g);
 }

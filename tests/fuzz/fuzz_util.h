@@ -1,6 +1,7 @@
 /*
  * fuzz_util.h - what the fuzz targets share: a check that aborts with a
- * message (libFuzzer then keeps the input that failed it), and a reader
+ * message (libFuzzer then keeps the input that failed it), digests in hex
+ * for its messages, and a reader
  * that takes numbers from the fuzz input, zeros once it is used up.
  * Must not: hold state between inputs.
  */
@@ -22,6 +23,13 @@
             abort();                                                                               \
         }                                                                                          \
     } while (0)
+
+/* fuzz_hex: a 20-byte digest as 40 hex digits and a NUL, for messages. */
+static inline void fuzz_hex(const uint8_t *d, char out[41])
+{
+    for (int k = 0; k < 20; k++)
+        snprintf(out + 2 * k, 3, "%02x", d[k]);
+}
 
 /* The unread rest of a fuzz input. */
 typedef struct {

@@ -41,7 +41,6 @@
 #include "hashbatch.h"
 #include "mb/mb_pad.h"
 #include "mb/mb_streams.h"
-#include "sha1_openssl.h"
 
 #define FILES_MIB ((size_t)1 << 20)
 #define FILES_BATCH_MAX 4096

@@ -30,6 +30,7 @@
 #include "fault.h"
 #include "files/files_internal.h"
 #include "prng.h"
+#include "sha1_openssl.h"
 
 void files_lanes_init(files_io_thread *t, hb_cpu_impl impl)
 {
@@ -139,10 +140,9 @@ static int check_round(files_io_thread *t, hb_mb_stream *const *streams, const u
     if (mismatches == 0)
         return 1;
     hb_engine_distrust_cpu_lanes(e);
-    for (size_t k = 0; k < n; k++) { /* the round again, by OpenSSL */
+    for (size_t k = 0; k < n; k++)
         *streams[k] = before[k];
-        hb_mb_streams_update(HB_CPU_IMPL_SHA_NI, &streams[k], &data[k], &len[k], 1);
-    }
+    hb_mb_streams_update(HB_CPU_IMPL_SHA_NI, streams, data, len, n); /* the round again */
     return 0;
 }
 
