@@ -100,7 +100,7 @@ typedef struct {
 typedef uint8_t hb_digest[20];
 
 typedef enum {
-    HB_BACKEND_AUTO = 0,   /* a GPU, else the pocl CPU device, else cpu */
+    HB_BACKEND_AUTO = 0,   /* every usable backend, under the scheduler */
     HB_BACKEND_OPENCL = 1, /* OpenCL devices only */
     HB_BACKEND_CPU = 2     /* OpenSSL on a pool of threads */
 } hb_backend_kind;
@@ -151,14 +151,29 @@ typedef struct {
                                   fastest, measured when first needed. One
                                   this CPU cannot run fails hb_engine_open
                                   with HB_ERR_INVALID_ARGUMENT */
+    int calibrate;             /* 0 (default): the scheduler's cost models
+                                  come from the model cache when it holds
+                                  fresh ones for this machine, else from a
+                                  calibration at open (tens of ms, then
+                                  cached); 1: calibrate at open whatever
+                                  the cache holds, and store the result.
+                                  HASHBATCH_MODEL_CACHE=PATH picks the cache
+                                  file, =off uses none (default:
+                                  $XDG_CACHE_HOME/hashbatch/models.txt) */
 } hb_config;
 
 /* Which compute an engine uses, from backend and device:
- *  - backend cpu: the OpenSSL pool only.
- *  - backend opencl: the OpenCL devices the spec selects; the pool only
- *    verifies and takes over work a faulty device drops.
- *  - backend auto: as opencl with the default device, or with device
- *    "all" every OpenCL device AND the pool side by side; the pool alone
+ *  - backend cpu: the CPU pool only.
+ *  - backend opencl: the OpenCL devices the spec selects (default: the
+ *    first GPU, else the first OpenCL CPU device); the pool only verifies
+ *    and takes over work a faulty device drops.
+ *  - backend auto with the default device spec (or "all"): every usable
+ *    OpenCL device AND the pool, under the scheduler: each backend has a
+ *    cost model (calibrated at open, refined from every batch it
+ *    completes) and each piece of queued work goes where it is predicted
+ *    to finish first; backends that share the host's cores (the pool and
+ *    pocl) do not run the same work at once, the cheaper one takes it.
+ *    With any other spec, auto is opencl with that spec. The pool alone
  *    when no OpenCL device can be used (hb_engine_describe says why).
  */
 
@@ -292,6 +307,22 @@ HB_API hb_backend_kind hb_engine_backend(const hb_engine *e);
 
 #define HB_STATS_MAX_DEVICES 8
 
+/* A backend's cost model for one class of work: a batch of n messages
+ * holding `bytes` bytes is predicted to take
+ * fixed_ns + n * ns_per_message + bytes * ns_per_byte of its time. */
+typedef struct {
+    double fixed_ns;
+    double ns_per_message;
+    double ns_per_byte;
+} hb_cost_terms;
+
+/* The classes of work a model distinguishes, by the mean message length
+ * of a batch: short (under 1 KiB), mid (under 256 KiB), long. */
+#define HB_COST_CLASSES 3
+
+/* hb_cost_class_name: "short", "mid" or "long"; NULL past the last. */
+HB_API const char *hb_cost_class_name(unsigned c);
+
 /* What one worker of the engine did: an OpenCL device, or the CPU pool. */
 typedef struct {
     char name[96]; /* "opencl 0:0 pthread-...", "cpu pool" */
@@ -303,6 +334,15 @@ typedef struct {
     uint64_t busy_ns;  /* time spent working on batches */
     uint64_t errors;   /* OpenCL errors */
     int quarantined;   /* 1 once the device is no longer used */
+    int shares_host_cores; /* the pool, or an OpenCL CPU device (pocl) */
+    int takes_jobs;        /* the scheduler gives it queued work (else it
+                              only takes work a faulty device handed back) */
+    uint64_t predicted_ns; /* its model's predictions for the batches it
+                              completed, summed (made when each was taken) */
+    uint64_t measured_ns;  /* what those batches took: for a device, the
+                              time each added to its pipeline; for the pool,
+                              thread time (its threads run side by side) */
+    hb_cost_terms model[HB_COST_CLASSES]; /* its cost model now */
 } hb_device_stats;
 
 typedef struct {
@@ -324,6 +364,9 @@ typedef struct {
     uint64_t queue_messages;    /* messages waiting, now */
     uint64_t queue_jobs;        /* jobs waiting, now */
     int quarantined;            /* devices quarantined */
+    uint64_t calibration_ns;    /* time hb_engine_open spent measuring the
+                                   cost models (0: they came from the cache) */
+    int models_from_cache;      /* 1 when they came from the model cache */
     unsigned ndevices;          /* entries used in device[] */
     hb_device_stats device[HB_STATS_MAX_DEVICES];
 } hb_stats;

@@ -25,10 +25,17 @@ typedef enum {
     HB_FAULT_DEVICE_LOST = 5,      /* from the faulted launch on, every launch
                                       of the device fails as ENQUEUE_ERROR
                                       does: the device is gone for good */
-    HB_FAULT_CORRUPT_CPU_LANES = 6 /* flip one bit of every digest of
+    HB_FAULT_CORRUPT_CPU_LANES = 6, /* flip one bit of every digest of
                                    every batch the CPU pool hashed in
                                    multi-buffer lanes, as a broken kernel
                                    would (OpenCL launches are left alone) */
+    HB_FAULT_DELAY_DEVICE = 7,      /* each faulted OpenCL launch takes
+                                       delay_ns longer (the worker sleeps
+                                       before collecting it): a device that
+                                       turns slow */
+    HB_FAULT_DELAY_CPU = 8          /* each faulted CPU pool batch takes
+                                       delay_ns longer (the thread sleeps
+                                       after hashing it) */
 } hb_fault_kind;
 
 typedef struct {
@@ -38,6 +45,7 @@ typedef struct {
     unsigned chance_per_mille; /* if non-zero, instead: fault each launch
                                   with this chance (random points) */
     uint64_t seed;             /* for chance_per_mille; 0: a fixed one */
+    uint64_t delay_ns;         /* for the DELAY kinds */
 } hb_fault_plan;
 
 /* hb_testing_set_fault: from now on, e's OpenCL launches misbehave as plan
@@ -66,5 +74,14 @@ hb_status hb_testing_shut_down(hb_engine *e);
  * cost after its cancel is the difference. Returns HB_OK,
  * HB_ERR_NULL_ARGUMENT, or HB_ERR_INVALID_ARGUMENT as above. */
 hb_status hb_testing_job_work(hb_job *j, uint64_t *bytes, uint64_t *bytes_at_cancel);
+
+/* hb_testing_force_costs: fixes the cost model of e's backend number
+ * `backend` (its index in hb_stats.device[]) to terms[0..HB_COST_CLASSES):
+ * the scheduler routes by them and no longer learns that backend's model
+ * from what its batches take. terms NULL: learning resumes from the terms
+ * as they are. Returns HB_OK, HB_ERR_NULL_ARGUMENT (e NULL),
+ * HB_ERR_INVALID_ARGUMENT (no such backend, a negative or non-finite
+ * term, or no fault injection compiled in). */
+hb_status hb_testing_force_costs(hb_engine *e, unsigned backend, const hb_cost_terms *terms);
 
 #endif /* HB_TESTING_H */
