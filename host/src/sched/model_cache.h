@@ -38,9 +38,11 @@ int hb_model_cache_load(const char *path, const char *key, hb_cost_terms terms[H
 
 /* hb_model_cache_store: writes key's terms (now as their time) into the
  * file at path, replacing key's old entry, keeping the others, creating
- * the folder (0700) if missing. A key holding a tab, newline or other
- * control character, or longer than 1000 bytes, is refused. Returns 1
- * when the file was replaced, 0 when nothing was written. */
+ * the folders above it (0700) if missing. A key holding a tab, newline
+ * or other control character, empty or longer than 1000 bytes, is
+ * refused, and so are terms a load would not accept (negative or not
+ * finite). Returns 1 when the file was replaced, 0 when nothing was
+ * written (nothing is then left behind: no temporary file). */
 int hb_model_cache_store(const char *path, const char *key,
                          const hb_cost_terms terms[HB_COST_CLASSES]);
 
