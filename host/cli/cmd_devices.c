@@ -1,14 +1,19 @@
 /*
- * cmd_devices.c - `hashbatch devices [--json]`: every OpenCL platform and
- * device the library sees, the CPU pool (the implementation it hashes
- * with, and every CPU implementation and whether this CPU runs it), and
- * what `auto` would pick; as text or as one JSON document.
+ * cmd_devices.c - `hashbatch devices [--json] [--calibrate]`: every
+ * OpenCL platform and device the library sees, the CPU pool (the
+ * implementation it hashes with, and every CPU implementation and whether
+ * this CPU runs it), and what `auto` would pick; as text or as one JSON
+ * document. With --calibrate, also the cost model of each backend of an
+ * engine opened with a fresh calibration (backend auto unless the engine
+ * options say otherwise).
  *
- * Owns: the options, help and both output formats of `devices`, and
- * reading HASHBATCH_CPU_IMPL the way an engine would (devices opens none).
- * Must not: open an engine or build kernels (hb_devices_list only
- * queries), or decide itself which device `auto` picks or which CPU
- * implementation is the default: the library's auto_pick flag and
+ * Owns: the options, help and both output formats of `devices`, reading
+ * HASHBATCH_CPU_IMPL the way an engine would, and with --calibrate the
+ * engine's life (open with calibrate = 1, one stats snapshot, close).
+ * Must not: open an engine or build kernels without --calibrate
+ * (hb_devices_list only queries), format the models itself
+ * (engine_report.c does), or decide which device `auto` picks or which
+ * CPU implementation is the default: the library's auto_pick flag and
  * hb_cpu_impl_default_name say so.
  */
 #include <getopt.h>
@@ -19,13 +24,16 @@
 #include <string.h>
 #include <strings.h>
 
+#include <time.h>
+
 #include "cli.h"
+#include "engine_report.h"
 
 #define CMD "devices"
 #define CPU_IMPL_ENV "HASHBATCH_CPU_IMPL"
 #define MAX_CPU_IMPLS 8
 
-enum { OPT_JSON = CLI_OPT_FIRST_LOCAL };
+enum { OPT_JSON = CLI_OPT_FIRST_LOCAL, OPT_CALIBRATE, OPT_CPU_IMPL };
 
 /* What the command reports. */
 typedef struct {
@@ -41,18 +49,50 @@ typedef struct {
     size_t nimpl;
 } devices_report;
 
+/* The options of `devices`. */
+typedef struct {
+    int json;
+    int calibrate;
+    cli_engine_opts engine; /* --backend, --device, --verify */
+    const char *cpu_impl;   /* --cpu-impl, or NULL */
+    const char *engine_opt; /* the first engine option given, for messages */
+} devices_opts;
+
+/* What --calibrate found. */
+typedef struct {
+    hb_stats stats;
+    char describe[512];
+    double open_ms; /* hb_engine_open's wall time */
+} devices_calibration;
+
 static void help(void)
 {
-    printf("Usage: %s " CMD " [--json]\n"
+    printf("Usage: %s " CMD " [--json] [--calibrate [ENGINE OPTION]...]\n"
            "List every OpenCL platform and device, the CPU pool (which CPU\n"
            "implementation it hashes with, and which ones this CPU runs), and\n"
            "what `--backend auto` picks (a GPU, else the pocl OpenCL CPU device,\n"
            "else the CPU pool).\n\n"
-           "  --json     print one JSON document instead of text\n"
-           "  -h, --help print this help and exit\n\n"
+           "  --json       print one JSON document instead of text\n"
+           "  --calibrate  also open an engine (by default backend auto: every\n"
+           "               OpenCL device and the CPU pool under the scheduler),\n"
+           "               calibrating its cost models afresh (tens of ms) and\n"
+           "               storing them in the model cache, and print each\n"
+           "               backend's model per class of work (short: mean message\n"
+           "               under 1 KiB, mid: under 256 KiB, long): the predicted\n"
+           "               time of a batch of n messages of b bytes is\n"
+           "               fixed + n x per message + b x per byte; the table gives\n"
+           "               fixed (us), per message (ns), per byte (ns) and the\n"
+           "               GB/s that per byte implies, then the calibration time\n"
+           "               (with --json: a \"calibration\" object)\n"
+           "  -h, --help   print this help and exit\n\n"
+           "Engine options (with --calibrate only):\n" CLI_ENGINE_OPTIONS_HELP
+           "  --cpu-impl I  the CPU pool's implementation: avx512, avx2, portable or\n"
+           "                sha-ni (default: HASHBATCH_CPU_IMPL, else the fastest)\n\n"
            "HASHBATCH_CPU_IMPL (avx512, avx2, portable or sha-ni) names the pool's\n"
            "implementation instead of the default; one that is unknown or does\n"
-           "not run on this CPU is a usage error.\n",
+           "not run on this CPU is a usage error. HASHBATCH_MODEL_CACHE=PATH picks\n"
+           "the model cache (default $XDG_CACHE_HOME/hashbatch/models.txt), =off\n"
+           "uses none.\n" CLI_ENGINE_ENV_HELP,
            CLI_PROGRAM);
 }
 
@@ -245,6 +285,36 @@ static void env_note(void)
     }
 }
 
+/* calibrate_text: the models after the usual listing. */
+static void calibrate_text(const devices_calibration *c)
+{
+    const hb_stats *st = &c->stats;
+    printf("\ncost models (");
+    if (st->models_from_cache)
+        printf("from the model cache");
+    else
+        printf("calibrated at open in %.1f ms", (double)st->calibration_ns * 1e-6);
+    printf("; engine opened in %.0f ms):\n  engine: %s\n", c->open_ms, c->describe);
+    engine_report_models_table(stdout, st, "  ");
+    for (unsigned i = 0; i < st->ndevices && i < HB_STATS_MAX_DEVICES; i++)
+        if (!st->device[i].takes_jobs)
+            printf("  (%.*s takes no jobs: it only finishes work a faulty device hands back)\n",
+                   (int)strnlen(st->device[i].name, sizeof st->device[i].name), st->device[i].name);
+}
+
+/* calibrate_json: the "calibration" member (no newline after it). */
+static void calibrate_json(const devices_calibration *c)
+{
+    const hb_stats *st = &c->stats;
+    printf("  \"calibration\": {\n    \"engine\": ");
+    json_put_string(stdout, c->describe, sizeof c->describe);
+    printf(",\n    \"open_ms\": %.3f,\n    \"calibration_ms\": %.3f,\n"
+           "    \"models_from_cache\": %s,\n    \"backends\": ",
+           c->open_ms, (double)st->calibration_ns * 1e-6, st->models_from_cache ? "true" : "false");
+    engine_report_models_json(stdout, st, "    ");
+    printf("\n  }");
+}
+
 static void print_text(const devices_report *r)
 {
     if (r->count == 0) {
@@ -316,7 +386,7 @@ static void json_cpu(const devices_report *r)
     printf("]},\n");
 }
 
-static void print_json(const devices_report *r)
+static void print_json(const devices_report *r, const devices_calibration *cal)
 {
     printf("{\n  \"version\": ");
     json_put_string(stdout, hb_version_string(), SIZE_MAX);
@@ -332,61 +402,147 @@ static void print_json(const devices_report *r)
     } else {
         printf("null, \"name\": null");
     }
-    printf(", \"reason\": \"%s\"}\n}\n", auto_reason(r));
+    printf(", \"reason\": \"%s\"}", auto_reason(r));
+    if (cal != NULL) {
+        printf(",\n");
+        calibrate_json(cal);
+    }
+    printf("\n}\n");
 }
 
-/* parse: options of `devices`; *json set by --json. Returns -1 to go on,
- * else the exit status. */
-static int parse(int argc, char **argv, int *json)
+static double now_ms(void)
 {
-    static const struct option longopts[] = {{"json", no_argument, NULL, OPT_JSON},
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+/* calibrate: opens an engine from the options with calibrate = 1, keeps
+ * its description and stats, closes it. Returns CLI_EXIT_OK, or the exit
+ * status after reporting. */
+static int calibrate(const devices_opts *o, devices_calibration *c)
+{
+    hb_config cfg;
+    int rc = cli_engine_config(&o->engine, CMD, &cfg);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (o->cpu_impl != NULL)
+        cfg.cpu_impl = o->cpu_impl;
+    cfg.calibrate = 1;
+    hb_engine *e = NULL;
+    double t0 = now_ms();
+    if ((rc = cli_engine_open(&cfg, CMD, &e)) != CLI_EXIT_OK)
+        return rc;
+    c->open_ms = now_ms() - t0;
+    snprintf(c->describe, sizeof c->describe, "%s", hb_engine_describe(e));
+    hb_status st = hb_engine_stats(e, &c->stats);
+    hb_engine_close(e);
+    if (st != HB_OK) {
+        cli_error("cannot read the engine's models: %s", hb_status_str(st));
+        return CLI_EXIT_FAILURE;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* take_cpu_impl: --cpu-impl's value, which this CPU must run. */
+static int take_cpu_impl(devices_opts *o, const char *value)
+{
+    if (!hb_cpu_impl_runs(value))
+        return cli_usage_error(CMD,
+                               "invalid argument '%s' for '--cpu-impl' (valid: avx512, avx2, "
+                               "portable or sha-ni, as this CPU runs them)",
+                               value);
+    o->cpu_impl = value;
+    return -1;
+}
+
+/* take: one option. Returns -1 to go on, else the exit status. */
+static int take(devices_opts *o, int c, char **argv)
+{
+    static const char *const names[] = {"--backend", "--device", "--verify"};
+    if (cli_engine_opts_take(&o->engine, c, optarg)) {
+        if (o->engine_opt == NULL)
+            o->engine_opt = names[c - CLI_OPT_BACKEND];
+        return -1;
+    }
+    switch (c) {
+    case OPT_JSON:
+        o->json = 1;
+        return -1;
+    case OPT_CALIBRATE:
+        o->calibrate = 1;
+        return -1;
+    case OPT_CPU_IMPL:
+        if (o->engine_opt == NULL)
+            o->engine_opt = "--cpu-impl";
+        return take_cpu_impl(o, optarg);
+    case 'h':
+    case CLI_OPT_HELP:
+        help();
+        return cli_finish_stdout(CLI_EXIT_OK);
+    default:
+        return cli_getopt_error(CMD, c, argv);
+    }
+}
+
+/* parse: options of `devices`. Returns -1 to go on, else the exit
+ * status. */
+static int parse(int argc, char **argv, devices_opts *o)
+{
+    static const struct option longopts[] = {CLI_ENGINE_LONG_OPTIONS,
+                                             {"json", no_argument, NULL, OPT_JSON},
+                                             {"calibrate", no_argument, NULL, OPT_CALIBRATE},
+                                             {"cpu-impl", required_argument, NULL, OPT_CPU_IMPL},
                                              {"help", no_argument, NULL, CLI_OPT_HELP},
                                              {NULL, 0, NULL, 0}};
     int c;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_JSON:
-            *json = 1;
-            break;
-        case 'h':
-        case CLI_OPT_HELP:
-            help();
-            return cli_finish_stdout(CLI_EXIT_OK);
-        default:
-            return cli_getopt_error(CMD, c, argv);
-        }
+        int rc = take(o, c, argv);
+        if (rc >= 0)
+            return rc;
     }
     if (optind < argc)
         return cli_usage_error(CMD, "extra operand '%s'", argv[optind]);
+    if (o->engine_opt != NULL && !o->calibrate)
+        return cli_usage_error(CMD, "the engine option '%s' is meaningful only with --calibrate",
+                               o->engine_opt);
     return -1;
 }
 
 int cmd_devices(int argc, char **argv)
 {
-    int json = 0;
-    int rc = parse(argc, argv, &json);
+    devices_opts o;
+    memset(&o, 0, sizeof o);
+    int rc = parse(argc, argv, &o);
     if (rc >= 0)
         return rc;
     /* A bad HASHBATCH_BACKEND or HASHBATCH_VERIFY is the usage error it is
-     * for every other command (devices opens no engine, so the device
-     * spec is only noted). */
+     * for every other command (without --calibrate devices opens no
+     * engine, so the device spec is only noted). */
     cli_engine_opts none = {NULL, NULL, NULL};
     hb_config unused;
-    if ((rc = cli_engine_config(&none, CMD, &unused)) != CLI_EXIT_OK)
+    if ((rc = cli_engine_config(o.calibrate ? &o.engine : &none, CMD, &unused)) != CLI_EXIT_OK)
         return rc;
     devices_report r;
     memset(&r, 0, sizeof r);
     if ((rc = collect_cpu_impls(&r)) >= 0)
         return rc;
+    static devices_calibration cal; /* large: kept off the stack */
+    memset(&cal, 0, sizeof cal);
+    if (o.calibrate && (rc = calibrate(&o, &cal)) != CLI_EXIT_OK)
+        return rc;
     rc = collect(&r);
     if (rc != CLI_EXIT_OK)
         return rc;
-    if (json)
-        print_json(&r);
-    else
+    if (o.json) {
+        print_json(&r, o.calibrate ? &cal : NULL);
+    } else {
         print_text(&r);
+        if (o.calibrate)
+            calibrate_text(&cal);
+    }
     free(r.dev);
     return cli_finish_stdout(CLI_EXIT_OK);
 }

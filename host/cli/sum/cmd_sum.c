@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "engine_report.h"
 #include "sum.h"
 
 #define CMD "sum"
@@ -84,10 +85,15 @@ static void help(void)
            "  --io-threads N\n"
            "                reader threads (default: one per core, at least 2)\n"
            "  -v, --verbose, --stats\n"
-           "                print the engine used and its counters (messages,\n"
-           "                bytes, launches, verification, fallbacks, and per\n"
-           "                device: bytes and busy time) and the readers' counters\n"
-           "                on stderr\n"
+           "                print on stderr the engine used and its counters\n"
+           "                (messages, bytes, launches, verification, fallbacks),\n"
+           "                where its cost models came from (calibrated at open,\n"
+           "                or the model cache), a line per backend that took\n"
+           "                part (its share of messages and bytes, busy time, its\n"
+           "                model for the class of work it mostly did: fixed +\n"
+           "                per message + per byte, and the time its model\n"
+           "                predicted against the time it took, for the CPU pool\n"
+           "                summed over its threads), and the readers' counters\n"
            "  -h, --help    print this help and exit\n\n" CLI_ENGINE_ENV_HELP "\n"
            "FIFOs, sockets and devices named as FILE are not read (reading could\n"
            "block forever): they are reported and skipped; pipe into - instead.\n"
@@ -264,7 +270,8 @@ static int parse(int argc, char **argv, sum_opts *o)
 }
 
 /* report: --verbose's (--stats') lines on stderr: the engine, its
- * counters, one line per device and for the CPU pool, and the readers'. */
+ * counters, where its cost models came from, one line per backend that
+ * took part (engine_report.c), and the readers'. */
 static void report(const hb_engine *e, const hb_files_stats *fs)
 {
     hb_stats st;
@@ -280,16 +287,8 @@ static void report(const hb_engine *e, const hb_files_stats *fs)
             CLI_PROGRAM, st.messages, st.bytes, st.batches, st.device_launches, st.device_bytes,
             st.cpu_bytes, st.verified, st.verify_mismatches, st.fallbacks, st.device_errors,
             st.quarantined ? ", device quarantined" : "");
-    for (unsigned i = 0; i < st.ndevices; i++) {
-        const hb_device_stats *d = &st.device[i];
-        double busy = (double)d->busy_ns * 1e-9;
-        fprintf(stderr,
-                "%s:   %s: %" PRIu64 " messages, %" PRIu64 " bytes, %" PRIu64 " batches, %" PRIu64
-                " launches, busy %.3f s (%.2f GB/s while busy), %" PRIu64 " errors%s\n",
-                CLI_PROGRAM, d->name, d->messages, d->bytes, d->batches, d->launches, busy,
-                busy > 0 ? (double)d->bytes / busy / 1e9 : 0.0, d->errors,
-                d->quarantined ? ", quarantined" : "");
-    }
+    engine_report_origin(stderr, &st);
+    engine_report_backends(stderr, &st);
     fprintf(stderr,
             "%s: files: %" PRIu64 " (%" PRIu64 " failed), %" PRIu64 " bytes read; %" PRIu64
             " batched through the engine (%" PRIu64 " bytes, %" PRIu64 " submissions), %" PRIu64
