@@ -1,5 +1,7 @@
 """test_bench.py - `hashbatch bench`: the --quick plan runs and its JSON
-has every backend (cpu, each OpenCL device, all), every size and batch
+has every backend (cpu, each OpenCL device, and the default route:
+"default", backend auto with the default device, measured with or
+without OpenCL; `--backend all` is its former name), every size and batch
 asked, medians inside their spreads, every run checked against OpenSSL,
 and a crossover per OpenCL backend; the cpu backend is measured once per
 CPU implementation asked for (--cpu-impl; by default every one this CPU
@@ -124,11 +126,12 @@ def check_cpu_rows(chk, doc, cpu_rows, what):
             chk.check(impl is None, what + ": OpenCL backend with a cpu_impl",
                       repr(b))
             continue
-        chk.check(b.get("cpu_impl_default") is (name in ("cpu", "all")),
+        chk.check(b.get("cpu_impl_default") is (name in ("cpu", "default")),
                   what + ": cpu_impl_default wrong", repr(b))
-        if b.get("kind") == "all":
-            chk.check(impl == cpu_rows[0][1], what + ": 'all' does not use "
-                      "the default CPU implementation", repr(b))
+        if b.get("kind") == "default":
+            chk.check(impl == cpu_rows[0][1] and b.get("device") is None,
+                      what + ": 'default' does not use the default CPU "
+                      "implementation and device spec", repr(b))
         engine = b.get("engine") or ""
         lanes = LANES.get(impl)
         if lanes:
@@ -167,8 +170,7 @@ def check_doc(chk, doc, devices, sizes, batches, runs, what, cpu_rows):
               what + ": settings do not echo the plan", repr(doc["settings"]))
     want = [n for n, _ in cpu_rows] + \
         ["opencl " + d["id"] for d in devices if d["available"]]
-    if devices:
-        want.append("all")
+    want.append("default")  # the default route, with or without OpenCL
     names = [b.get("name") for b in doc["backends"]]
     chk.check(names == want, what + ": backends %r, expected %r"
               % (names, want))
@@ -201,6 +203,11 @@ def check_doc(chk, doc, devices, sizes, batches, runs, what, cpu_rows):
         if r["backend"] == "cpu" or r["backend"].startswith("cpu "):
             chk.check(share is None, what + ": cpu has a device share",
                       repr(r))
+        elif r["backend"] == "default":
+            chk.check(isinstance(share, (int, float)) and 0 <= share <= 1 and
+                      (devices or share == 0),
+                      what + ": the default route's device share is not a "
+                      "fraction (0 without OpenCL)", repr(r))
         elif r["backend"].startswith("opencl"):
             chk.check(isinstance(share, (int, float)) and share > 0.99 and
                       r["fallbacks"] == 0,
@@ -348,7 +355,7 @@ def check_no_opencl(chk, exe, impls, tmp):
 def check_mismatch(chk, exe, devices, impls):
     devices = [d for d in devices if d["available"]]
     names = ["openssl"] + [n for n, _ in impls.rows()] + \
-        (["opencl " + devices[0]["id"], "all"] if devices else [])
+        (["opencl " + devices[0]["id"]] if devices else []) + ["default"]
     for name in names:
         env = clitest.clean_env(HASHBATCH_BENCH_CORRUPT=name)
         proc = clitest.run([exe, "bench", "--json"] + SMALL, env=env)
@@ -363,26 +370,29 @@ def check_mismatch(chk, exe, devices, impls):
 
 
 def check_without_cpu(chk, exe, devices):
-    """--backend opencl,all: no cpu backend, so no crossover can be told."""
+    """--backend opencl,default (and opencl,all: the default row's former
+    name): no cpu backend, so no crossover can be told."""
     if not [d for d in devices if d["available"]]:
         return
-    proc = clitest.run([exe, "bench", "--json", "--backend", "opencl,all",
-                        "--sizes", "none"] + SMALL[2:])
-    if not chk.status(proc, 0, "bench --backend opencl,all"):
-        return
-    doc = parse_json(chk, proc, "bench --backend opencl,all")
-    if doc is None:
-        return
-    names = [b["name"] for b in doc["backends"]]
-    chk.check("cpu" not in names and "all" in names,
-              "--backend opencl,all: backends %r" % names)
-    chk.check(doc["sizes"] == [] and doc["openssl_single_thread"] == [],
-              "--sizes none: the size sweep ran anyway")
-    chk.check(doc["crossover"] and all(
-        c["batch"] is None and c["text"] == "not measured"
-        for c in doc["crossover"]),
-        "--backend opencl,all: crossover without cpu not 'not measured'",
-        repr(doc["crossover"]))
+    for arg in ("opencl,default", "opencl,all"):
+        what = "bench --backend " + arg
+        proc = clitest.run([exe, "bench", "--json", "--backend", arg,
+                            "--sizes", "none"] + SMALL[2:])
+        if not chk.status(proc, 0, what):
+            continue
+        doc = parse_json(chk, proc, what)
+        if doc is None:
+            continue
+        names = [b["name"] for b in doc["backends"]]
+        chk.check("cpu" not in names and names.count("default") == 1 and
+                  "all" not in names, "%s: backends %r" % (what, names))
+        chk.check(doc["sizes"] == [] and doc["openssl_single_thread"] == [],
+                  "--sizes none: the size sweep ran anyway")
+        chk.check(doc["crossover"] and all(
+            c["batch"] is None and c["text"] == "not measured"
+            for c in doc["crossover"]),
+            what + ": crossover without cpu not 'not measured'",
+            repr(doc["crossover"]))
 
 
 def check_usage(chk, exe, impls, tmp):

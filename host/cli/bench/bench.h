@@ -19,7 +19,7 @@
 #define BENCH_CMD "bench"
 #define BENCH_MAX_LIST 32     /* entries of --sizes / --batches */
 #define BENCH_MAX_CPU_IMPLS 8 /* CPU implementations --cpu-impl can name */
-/* cpu, cpu IMPL for each other implementation, each device, all */
+/* cpu, cpu IMPL for each other implementation, each device, default */
 #define BENCH_MAX_BACKENDS (HB_STATS_MAX_DEVICES + 2 + BENCH_MAX_CPU_IMPLS)
 #define BENCH_MAX_SIZE ((size_t)1 << 30)  /* largest message of --sizes */
 #define BENCH_MAX_BATCH ((size_t)1 << 20) /* largest batch of --batches */
@@ -46,7 +46,7 @@ typedef struct {
     double min_time;        /* least seconds of one run */
     size_t target_bytes;    /* message bytes per batch in the size sweep */
     size_t max_count;       /* most messages per batch in the size sweep */
-    int want_cpu, want_opencl, want_all;
+    int want_cpu, want_opencl, want_default;
     int backends_given;       /* --backend named them */
     unsigned cpu_impls;       /* bit k: CPU implementation hb_cpu_impl_name(k)
                                  gets a "cpu NAME" row beside "cpu" (the
@@ -98,14 +98,15 @@ void bench_machine_load_end(bench_machine *m);
 
 /* One backend under test (bench_backends.c). */
 typedef struct {
-    char name[48];        /* "cpu", "cpu sha-ni", "opencl 0:0", "all" */
-    const char *kind;     /* "cpu", "opencl" or "all" */
+    char name[48];        /* "cpu", "cpu sha-ni", "opencl 0:0", "default" */
+    const char *kind;     /* "cpu", "opencl" or "default" */
     const char *cpu_impl; /* the CPU pool's implementation (a static name
-                             from the library) for cpu and all; NULL for
+                             from the library) for cpu and default; NULL for
                              opencl */
     int cpu_forced;       /* 1: cpu_impl is asked for ("cpu NAME" rows);
                              0: the library's default */
-    char device[128];     /* the engine's device spec; "" for cpu */
+    char device[128];     /* the engine's device spec; "" for cpu and for
+                             default (the library's default spec) */
     char describe[256];
     hb_engine *engine;
 } bench_backend;

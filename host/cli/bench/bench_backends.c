@@ -2,8 +2,11 @@
  * bench_backends.c - the backends `hashbatch bench` measures, one engine
  * each: cpu (the CPU pool with its default implementation), cpu NAME (the
  * pool forced to each other CPU implementation asked for), each OpenCL
- * device alone (or the --device spec), and all (every OpenCL device and
- * the pool together).
+ * device alone (or the --device spec), and default: the route `sum` and
+ * `dedup` take when nothing is pinned (backend auto, default device:
+ * every OpenCL device and the pool under the library's scheduler; the
+ * pool alone without OpenCL). It replaces the former "all" row (auto with
+ * device "all"), which the scheduler made the same route.
  *
  * Owns: choosing them from --backend, --cpu-impl, --device, the CPU's
  * implementations and the devices present, and opening each engine once
@@ -92,17 +95,15 @@ static int choose(bench_backends *bs, const bench_opts *o, const bench_machine *
     char name[48];
     if (o->want_cpu)
         add_cpu(bs, o);
-    if ((o->want_opencl || o->want_all) && m->ndev == 0) {
-        note(bs, "no OpenCL platform or device found: only the cpu backend is measured");
+    if (o->want_opencl && m->ndev == 0) {
+        note(bs, "no OpenCL platform or device found: no opencl backend is measured, and the "
+                 "default route is the cpu pool alone");
         if (o->backends_given) {
-            cli_error(BENCH_CMD ": no OpenCL platform or device found: cannot measure the %s "
-                                "backend",
-                      o->want_opencl ? "opencl" : "all");
+            cli_error(BENCH_CMD ": no OpenCL platform or device found: cannot measure the "
+                                "opencl backend");
             return CLI_EXIT_FAILURE;
         }
-        return CLI_EXIT_OK;
-    }
-    if (o->want_opencl && o->device != NULL) {
+    } else if (o->want_opencl && o->device != NULL) {
         snprintf(name, sizeof name, "opencl %.40s", o->device);
         add(bs, "opencl", name, o->device);
     } else if (o->want_opencl) {
@@ -118,9 +119,9 @@ static int choose(bench_backends *bs, const bench_opts *o, const bench_machine *
             }
         }
     }
-    bench_backend *all = o->want_all ? add(bs, "all", "all", "all") : NULL;
-    if (all != NULL)
-        all->cpu_impl = hb_cpu_impl_default_name();
+    bench_backend *def = o->want_default ? add(bs, "default", "default", "") : NULL;
+    if (def != NULL)
+        def->cpu_impl = hb_cpu_impl_default_name();
     return CLI_EXIT_OK;
 }
 
@@ -136,8 +137,11 @@ static int open_one(bench_backend *b, const hb_config *base, int user_spec)
     if (strcmp(b->kind, "cpu") == 0) {
         cfg.backend = HB_BACKEND_CPU;
         cfg.device = NULL;
+    } else if (strcmp(b->kind, "default") == 0) {
+        cfg.backend = HB_BACKEND_AUTO;
+        cfg.device = NULL;
     } else {
-        cfg.backend = strcmp(b->kind, "all") == 0 ? HB_BACKEND_AUTO : HB_BACKEND_OPENCL;
+        cfg.backend = HB_BACKEND_OPENCL;
         cfg.device = b->device;
     }
     hb_status st = hb_engine_open(&b->engine, &cfg);

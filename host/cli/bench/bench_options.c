@@ -38,7 +38,10 @@ static void help(void)
            "Measure SHA-1 throughput end to end through the library (hb_sha1_batch,\n"
            "packing, transfers and verification included) on each backend: the cpu\n"
            "backend (a pool of one thread per core), each OpenCL device alone, and\n"
-           "`all` (every OpenCL device and the CPU pool together); beside them\n"
+           "`default`, the route `sum` and `dedup` take when nothing is pinned\n"
+           "(backend auto with the default device: every OpenCL device and the CPU\n"
+           "pool at once, the scheduler sending each batch where its cost models\n"
+           "predict it finishes first; the pool alone without OpenCL); beside them\n"
            "OpenSSL's SHA-1 on one thread. The cpu backend is measured once per CPU\n"
            "implementation (--cpu-impl): `cpu` is the one the pool uses by default,\n"
            "`cpu NAME` each other one. Two sweeps:\n"
@@ -59,7 +62,9 @@ static void help(void)
            "  --sizes LIST    message sizes, e.g. 64,4K,1M (suffixes K, M, G;\n"
            "                  up to 1G), or none\n"
            "  --batches LIST  batch sizes of the batch sweep, e.g. 1,64,4K, or none\n"
-           "  --backend LIST  any of cpu, opencl, all (default: all three)\n"
+           "  --backend LIST  any of cpu, opencl, default (default: all three;\n"
+           "                  `all`, the former name of the default row, is the\n"
+           "                  same as default)\n"
            "  --cpu-impl LIST the CPU implementations of the cpu backend, beside the\n"
            "                  default one (always measured, as `cpu`): any of\n"
            "                  avx512, avx2, portable (multi-buffer lanes), sha-ni\n"
@@ -67,8 +72,9 @@ static void help(void)
            "                  `default` for the default one alone; `all` (the\n"
            "                  default without --quick) for every one this CPU runs\n"
            "  --device D      the OpenCL device(s) for `opencl`, as --device of\n"
-           "                  `sum` (default: each device, one at a time)\n"
-           "  --verify V      verification of the engines: off, sample (default)\n"
+           "                  `sum` (default: each device, one at a time)\n",
+           CLI_PROGRAM);
+    printf("  --verify V      verification of the engines: off, sample (default)\n"
            "                  or full\n"
            "  --runs N        timed runs per figure (default 5)\n"
            "  --min-time S    least seconds of one run (default 0.25)\n"
@@ -94,8 +100,7 @@ static void help(void)
            "--plot or --json-file file that cannot be written, a CPU\n"
            "implementation this CPU does not run, and a --peer-isal or " PEER_ENV "\n"
            "directory that is no isa-l_crypto install); with --peer-isal, 1 also\n"
-           "when there is no C compiler, the peer does not compile, or it fails.\n",
-           CLI_PROGRAM);
+           "when there is no C compiler, the peer does not compile, or it fails.\n");
 }
 
 /* parse_count: one item of a list, with an optional K/M/G suffix. */
@@ -154,10 +159,11 @@ int bench_parse_list(const char *text, size_t max, bench_list *out, char *why, s
     return 0;
 }
 
-/* parse_backends: "cpu,opencl,all" into the want_* flags. */
+/* parse_backends: "cpu,opencl,default" into the want_* flags ("all",
+ * the default row's former name, is "default"). */
 static int parse_backends(const char *text, bench_opts *o)
 {
-    o->want_cpu = o->want_opencl = o->want_all = 0;
+    o->want_cpu = o->want_opencl = o->want_default = 0;
     const char *p = text;
     for (;;) {
         size_t len = strcspn(p, ",");
@@ -165,12 +171,13 @@ static int parse_backends(const char *text, bench_opts *o)
             o->want_cpu = 1;
         else if (len == 6 && strncmp(p, "opencl", 6) == 0)
             o->want_opencl = 1;
-        else if (len == 3 && strncmp(p, "all", 3) == 0)
-            o->want_all = 1;
+        else if ((len == 7 && strncmp(p, "default", 7) == 0) ||
+                 (len == 3 && strncmp(p, "all", 3) == 0))
+            o->want_default = 1;
         else
             return cli_usage_error(BENCH_CMD,
                                    "invalid backend '%.*s' in '--backend %s' "
-                                   "(valid: cpu, opencl, all, comma-separated)",
+                                   "(valid: cpu, opencl, default, comma-separated)",
                                    (int)len, p, text);
         if (p[len] == '\0')
             break;
@@ -380,7 +387,7 @@ int bench_parse(int argc, char **argv, bench_opts *o)
     memset(o, 0, sizeof *o);
     o->quick = has_quick(argc, argv);
     defaults(o, o->quick);
-    o->want_cpu = o->want_opencl = o->want_all = 1;
+    o->want_cpu = o->want_opencl = o->want_default = 1;
     int c;
     optind = 0;
     opterr = 0;

@@ -1,6 +1,6 @@
 /*
  * cmd_bench.c - `hashbatch bench`: end-to-end SHA-1 throughput of each
- * backend (cpu, each OpenCL device, all) by message size and by batch
+ * backend (cpu, each OpenCL device, default) by message size and by batch
  * size, beside OpenSSL's SHA-1 on one thread, with the crossover where
  * an OpenCL device overtakes the cpu backend, and with --peer-isal the
  * isa-l_crypto peer's rate beside them; as tables, JSON and a plot.
