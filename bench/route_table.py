@@ -183,7 +183,7 @@ def main():
         by_route = {k: v for k, v in files.get(key, {}).items() if k != "jdupes"}
         print(row(label, unit, by_route, pinned, cell(jdupes) if key == "dedup" else ""))
     if failed:
-        print("\nFailed runs (left out of the figures; errors.txt has their messages):")
+        print("\nFailed runs (left out of the figures; stderr.txt has their messages):")
         for f in failed:
             print("- " + f)
 
