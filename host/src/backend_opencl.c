@@ -2,17 +2,30 @@
  * backend_opencl.c - hashing on one OpenCL device, launches in flight.
  *
  * Owns: the device's OpenCL objects and its ring of staging slots. Three
- * in-order queues keep the stages apart: `write` maps and fills a slot's
- * buffers (zero copy where the device shares host memory, as pocl does),
- * `exec` runs kernels/sha1.cl once the slot is unmapped, and `read` maps
- * the lane states back once the kernel is done. So while one launch
- * computes, the next is packed and the one before is read back. Only the
- * device's worker thread calls in here; nothing waits in a callback.
- * CPU devices run 16 lanes per work-item in uint16 vectors; other devices
- * run one lane per work-item over the same layout. Where the device shares
- * the host's memory (pocl), whole blocks are read in place: a buffer made
+ * in-order queues keep the stages apart: `write` fills a slot's device
+ * buffers, `exec` runs kernels/sha1.cl once they are written, and `read`
+ * brings the lane states back once the kernel is done. So while one launch
+ * computes, the next is packed and the one before is read back; events
+ * order the three. Only the device's worker thread calls in here; nothing
+ * waits in a callback.
+ * Two ways to fill a slot:
+ *   mapped (devices sharing the host's memory: pocl, integrated GPUs):
+ *     the slot's buffers are CL_MEM_ALLOC_HOST_PTR, mapped, packed and
+ *     unmapped (zero copy); the states are mapped back;
+ *   copied (discrete GPUs): each slot has a pinned host staging buffer
+ *     (CL_MEM_ALLOC_HOST_PTR, mapped once at open and kept mapped) and
+ *     device-only buffers; a launch packs into the pinned memory, writes
+ *     exactly the bytes it uses to the device (non-blocking), and reads
+ *     its states back into pinned memory, which collect waits for.
+ * CPU devices run 16 lanes per work-item in uint16 vectors; GPUs run one
+ * lane per work-item over the same layout. Where a CPU device shares the
+ * host's memory (pocl), whole blocks are read in place: a buffer made
  * over the caller's bytes (no copy), with only the padded final blocks
- * packed (stage_in_place.c); HASHBATCH_LAYOUT=packed turns that off.
+ * packed (stage_in_place.c), and same-length batches run as uniform
+ * launches; HASHBATCH_LAYOUT=packed turns that off. In test builds
+ * (HB_FAULT_INJECTION), HASHBATCH_TEST_GPU_SHAPE=1 runs any device as a
+ * discrete GPU: one lane per work-item, the GPU local size, packed and
+ * copied, no uniform kernel; the installed library ignores it.
  * Must not: verify, retry or fall back (the engine does), or print.
  */
 #include "backend_opencl.h"
@@ -36,16 +49,22 @@ extern const size_t hb_kernel_sha1_source_size;
 #define MAX_RING 8u
 
 typedef struct {
-    cl_mem blocks; /* staging_bytes of packed block words */
-    cl_mem state;  /* 5 words per lane */
-    cl_mem counts; /* 1 word per lane: blocks it runs */
+    cl_mem blocks;                 /* staging_bytes of packed block words */
+    cl_mem state;                  /* 5 words per lane */
+    cl_mem counts;                 /* 1 word per lane: blocks it runs */
     cl_mem offsets, wholes, tails; /* in-place lane descriptors */
+    /* copied slots: the pinned staging, mapped from open to close, laid
+     * out as blocks, state, counts (the device buffers above hold no
+     * host pointer) */
+    cl_mem pinned;
+    void *pinned_map;
+    uint32_t *host_blocks, *host_state, *host_counts;
     /* while in flight: */
-    int in_place; /* read in place (else packed) */
+    int in_place;     /* read in place (else packed) */
     size_t uniform_n; /* a uniform launch's messages (0: a planned launch) */
     hb_digest *uniform_out;
-    cl_mem out;       /* a uniform launch's buffer over its digests */
-    cl_mem span;  /* an in-place launch's buffer over the caller's bytes */
+    cl_mem out;  /* a uniform launch's buffer over its digests */
+    cl_mem span; /* an in-place launch's buffer over the caller's bytes */
     cl_event read_done;
     uint32_t *read_map;
     const hb_plan *plan;
@@ -72,23 +91,23 @@ struct hb_opencl {
     size_t lanes_max;
     unsigned lanes_per_item; /* 16 (CPU) or 1 */
     size_t local_size;
+    int copies;    /* 1: packed in pinned staging and copied (discrete GPUs) */
+    int gpu_shape; /* HASHBATCH_TEST_GPU_SHAPE forced the GPU shape */
     char description[512];
 };
 
 /* Records the failed call and its error, and yields HB_ERR_DEVICE. */
-static hb_status cl_failure(hb_error_slot *err, const hb_opencl *cl, const char *call,
-                            cl_int code)
+static hb_status cl_failure(hb_error_slot *err, const hb_opencl *cl, const char *call, cl_int code)
 {
-    return hb_error_set(err, HB_ERR_DEVICE, "%s failed: %s (%d) on OpenCL device %u:%u %s",
-                        call, hb_cl_error_name(code), (int)code,
-                        cl->device.info.platform_index, cl->device.info.device_index,
-                        cl->device.info.name);
+    return hb_error_set(err, HB_ERR_DEVICE, "%s failed: %s (%d) on OpenCL device %u:%u %s", call,
+                        hb_cl_error_name(code), (int)code, cl->device.info.platform_index,
+                        cl->device.info.device_index, cl->device.info.name);
 }
 
-#define CL_CHECK(call_text, code)                                  \
-    do {                                                           \
-        if ((code) != CL_SUCCESS)                                  \
-            return cl_failure(err, cl, (call_text), (code));       \
+#define CL_CHECK(call_text, code)                                                                  \
+    do {                                                                                           \
+        if ((code) != CL_SUCCESS)                                                                  \
+            return cl_failure(err, cl, (call_text), (code));                                       \
     } while (0)
 
 /* ---- opening and closing ------------------------------------------------ */
@@ -111,8 +130,8 @@ static hb_status create_queues(hb_opencl *cl, hb_error_slot *err)
 static hb_status build_failure(hb_opencl *cl, cl_int rc, hb_error_slot *err)
 {
     char log[HB_ERROR_TEXT_MAX - 256] = "";
-    clGetProgramBuildInfo(cl->program, cl->device.device, CL_PROGRAM_BUILD_LOG,
-                          sizeof log - 1, log, NULL);
+    clGetProgramBuildInfo(cl->program, cl->device.device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log,
+                          NULL);
     log[sizeof log - 1] = '\0';
     return hb_error_set(err, HB_ERR_BUILD_FAILED,
                         "building kernels/sha1.cl for %s failed: %s (%d); build log:\n%s",
@@ -144,17 +163,57 @@ static hb_status build_program(hb_opencl *cl, hb_error_slot *err)
     return HB_OK;
 }
 
+/* Bytes of a copied slot's pinned staging, and where its parts start. */
+static size_t pinned_state_offset(const hb_opencl *cl)
+{
+    return (cl->staging_bytes + 63u) / 64u * 64u;
+}
+
+static size_t pinned_counts_offset(const hb_opencl *cl)
+{
+    return pinned_state_offset(cl) + cl->lanes_max * 5 * sizeof(uint32_t);
+}
+
+static size_t pinned_bytes(const hb_opencl *cl)
+{
+    return pinned_counts_offset(cl) + cl->lanes_max * sizeof(uint32_t);
+}
+
+/* A copied slot's pinned staging, mapped now and kept mapped until close:
+ * launches pack into it and read their states back into it. */
+static hb_status create_pinned(hb_opencl *cl, cl_slot *slot, hb_error_slot *err)
+{
+    cl_int rc;
+    slot->pinned = clCreateBuffer(cl->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                                  pinned_bytes(cl), NULL, &rc);
+    CL_CHECK("clCreateBuffer(pinned staging)", rc);
+    slot->pinned_map =
+        clEnqueueMapBuffer(cl->write_queue, slot->pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                           pinned_bytes(cl), 0, NULL, NULL, &rc);
+    CL_CHECK("clEnqueueMapBuffer(pinned staging)", rc);
+    uint8_t *base = slot->pinned_map;
+    slot->host_blocks = (uint32_t *)(void *)base;
+    slot->host_state = (uint32_t *)(void *)(base + pinned_state_offset(cl));
+    slot->host_counts = (uint32_t *)(void *)(base + pinned_counts_offset(cl));
+    return HB_OK;
+}
+
 static hb_status create_slot(hb_opencl *cl, cl_slot *slot, hb_error_slot *err)
 {
     cl_int rc;
-    cl_mem_flags flags = CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR;
+    /* copied: device-only buffers; mapped: buffers the host maps */
+    cl_mem_flags flags = CL_MEM_READ_WRITE | (cl->copies ? 0 : CL_MEM_ALLOC_HOST_PTR);
+    if (cl->copies) {
+        hb_status st = create_pinned(cl, slot, err);
+        if (st != HB_OK)
+            return st;
+    }
     slot->blocks = clCreateBuffer(cl->context, flags, cl->staging_bytes, NULL, &rc);
     CL_CHECK("clCreateBuffer(blocks)", rc);
     slot->state =
         clCreateBuffer(cl->context, flags, cl->lanes_max * 5 * sizeof(uint32_t), NULL, &rc);
     CL_CHECK("clCreateBuffer(state)", rc);
-    slot->counts =
-        clCreateBuffer(cl->context, flags, cl->lanes_max * sizeof(uint32_t), NULL, &rc);
+    slot->counts = clCreateBuffer(cl->context, flags, cl->lanes_max * sizeof(uint32_t), NULL, &rc);
     CL_CHECK("clCreateBuffer(counts)", rc);
     if (cl->max_span == 0)
         return HB_OK;
@@ -189,26 +248,58 @@ static size_t in_place_limit(const hb_opencl *cl)
     cl_ulong max_alloc = 0;
     if (cl->device.info.type != HB_DEVICE_CPU || (layout && strcmp(layout, "packed") == 0))
         return 0;
-    if (clGetDeviceInfo(cl->device.device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified,
-                        &unified, NULL) != CL_SUCCESS ||
+    if (clGetDeviceInfo(cl->device.device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified,
+                        NULL) != CL_SUCCESS ||
         clGetDeviceInfo(cl->device.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc,
-                        &max_alloc, NULL) != CL_SUCCESS || !unified)
+                        &max_alloc, NULL) != CL_SUCCESS ||
+        !unified)
         return 0;
     return max_alloc > UINT32_MAX ? UINT32_MAX : (size_t)max_alloc;
 }
 
+/* HASHBATCH_TEST_GPU_SHAPE=1: run this device as a discrete GPU. Read
+ * only in test builds; the installed library never looks. */
+static int gpu_shape_forced(void)
+{
+#ifdef HB_FAULT_INJECTION
+    const char *forced = getenv("HASHBATCH_TEST_GPU_SHAPE");
+    return forced != NULL && strcmp(forced, "1") == 0;
+#else
+    return 0;
+#endif
+}
+
+/* Whether the device reads host memory directly (pocl, integrated GPUs):
+ * then mapping a CL_MEM_ALLOC_HOST_PTR buffer copies nothing. */
+static int shares_host_memory(const hb_opencl *cl)
+{
+    cl_bool unified = CL_FALSE;
+    return clGetDeviceInfo(cl->device.device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified,
+                           &unified, NULL) == CL_SUCCESS &&
+           unified;
+}
+
+static const char *layout_text(const hb_opencl *cl)
+{
+    if (cl->max_span > 0)
+        return "whole blocks read in place";
+    return cl->copies ? "blocks packed in pinned staging and copied to the device"
+                      : "blocks packed in mapped memory";
+}
+
 static void choose_shape(hb_opencl *cl)
 {
-    int cpu = cl->device.info.type == HB_DEVICE_CPU;
+    cl->gpu_shape = gpu_shape_forced();
+    int cpu = cl->device.info.type == HB_DEVICE_CPU && !cl->gpu_shape;
     cl->lanes_per_item = cpu ? 16u : 1u;
     cl->local_size = cpu ? CPU_LOCAL_SIZE : GPU_LOCAL_SIZE;
     cl->max_span = cpu ? in_place_limit(cl) : 0;
+    cl->copies = cl->gpu_shape || (!cpu && !shares_host_memory(cl));
     snprintf(cl->description, sizeof cl->description,
-             "%s: %s [%u:%u], %u lane%s per work-item, %s, %u launches in flight",
-             cl->device.info.platform_name, cl->device.info.name,
-             cl->device.info.platform_index, cl->device.info.device_index,
-             cl->lanes_per_item, cl->lanes_per_item == 1 ? "" : "s",
-             cl->max_span > 0 ? "whole blocks read in place" : "blocks packed", cl->ring);
+             "%s: %s [%u:%u], %u lane%s per work-item, %s, %u launches in flight%s",
+             cl->device.info.platform_name, cl->device.info.name, cl->device.info.platform_index,
+             cl->device.info.device_index, cl->lanes_per_item, cl->lanes_per_item == 1 ? "" : "s",
+             layout_text(cl), cl->ring, cl->gpu_shape ? ", GPU shape (test switch)" : "");
 }
 
 static void fit_local_size(hb_opencl *cl)
@@ -256,8 +347,14 @@ hb_status hb_opencl_open(hb_opencl **out, const hb_cl_device *device, size_t sta
     return HB_OK;
 }
 
-static void release_slot(cl_slot *slot)
+static void release_slot(hb_opencl *cl, cl_slot *slot)
 {
+    if (slot->pinned_map != NULL) {
+        clEnqueueUnmapMemObject(cl->write_queue, slot->pinned, slot->pinned_map, 0, NULL, NULL);
+        clFinish(cl->write_queue);
+    }
+    if (slot->pinned)
+        clReleaseMemObject(slot->pinned);
     cl_mem extra[] = {slot->offsets, slot->wholes, slot->tails};
     for (size_t i = 0; i < 3; i++)
         if (extra[i])
@@ -276,7 +373,7 @@ void hb_opencl_close(hb_opencl *cl)
         return;
     hb_opencl_reset(cl);
     for (unsigned i = 0; i < cl->ring; i++)
-        release_slot(&cl->slots[i]);
+        release_slot(cl, &cl->slots[i]);
     if (cl->kernel)
         clReleaseKernel(cl->kernel);
     if (cl->in_place_kernel)
@@ -307,6 +404,11 @@ const hb_device_info *hb_opencl_info(const hb_opencl *cl)
 size_t hb_opencl_staging_bytes(const hb_opencl *cl)
 {
     return cl->staging_bytes;
+}
+
+int hb_opencl_copies_bytes(const hb_opencl *cl)
+{
+    return cl->copies;
 }
 
 unsigned hb_opencl_free_slots(const hb_opencl *cl)
@@ -348,8 +450,8 @@ static void fill_states(const launch_view *v, const hb_digest *states, uint32_t 
             else
                 memcpy(lane_state, states[s->msg], sizeof lane_state);
         }
-        hb_state_store_lane(state + l / HB_LANES * HB_GROUP_STATE_WORDS,
-                            (unsigned)(l % HB_LANES), lane_state);
+        hb_state_store_lane(state + l / HB_LANES * HB_GROUP_STATE_WORDS, (unsigned)(l % HB_LANES),
+                            lane_state);
     }
 }
 
@@ -385,8 +487,8 @@ static cl_int map_for_writing(hb_opencl *cl, mapping *maps, size_t n)
     cl_int rc = CL_SUCCESS;
     for (size_t i = 0; i < n && rc == CL_SUCCESS; i++)
         maps[i].ptr = clEnqueueMapBuffer(cl->write_queue, maps[i].buffer, CL_TRUE,
-                                         CL_MAP_WRITE_INVALIDATE_REGION, 0, maps[i].bytes, 0,
-                                         NULL, NULL, &rc);
+                                         CL_MAP_WRITE_INVALIDATE_REGION, 0, maps[i].bytes, 0, NULL,
+                                         NULL, &rc);
     return rc;
 }
 
@@ -404,9 +506,8 @@ static void unmap_all(hb_opencl *cl, mapping *maps, size_t n, cl_event *unmapped
 
 #define MAX_MAPS 5
 
-static hb_status stage_packed(hb_opencl *cl, cl_slot *slot, const launch_view *v,
-                              const hb_msg *m, const hb_digest *states, cl_event *unmapped,
-                              hb_error_slot *err)
+static hb_status stage_packed(hb_opencl *cl, cl_slot *slot, const launch_view *v, const hb_msg *m,
+                              const hb_digest *states, cl_event *unmapped, hb_error_slot *err)
 {
     size_t lanes = v->ngroups * HB_LANES;
     mapping maps[3] = {
@@ -424,9 +525,33 @@ static hb_status stage_packed(hb_opencl *cl, cl_slot *slot, const launch_view *v
     return HB_OK;
 }
 
-static hb_status stage_in_place(hb_opencl *cl, cl_slot *slot, const launch_view *v,
-                                const hb_msg *m, const hb_digest *states, const hb_span *span,
-                                cl_event *unmapped, hb_error_slot *err)
+/* Packs into the slot's pinned staging and writes exactly the bytes the
+ * launch uses to the device, without waiting; the kernel waits for the
+ * three writes (written[0..3)). */
+static hb_status stage_copied(hb_opencl *cl, cl_slot *slot, const launch_view *v, const hb_msg *m,
+                              const hb_digest *states, cl_event *written, hb_error_slot *err)
+{
+    size_t lanes = v->ngroups * HB_LANES;
+    fill_states(v, states, slot->host_state);
+    pack_lanes(v, m, slot->host_blocks, slot->host_counts);
+    mapping writes[3] = {
+        [MAP_STATE] = {slot->state, lanes * 5 * sizeof(uint32_t), slot->host_state},
+        [MAP_COUNTS] = {slot->counts, lanes * sizeof(uint32_t), slot->host_counts},
+        [MAP_BLOCKS] = {slot->blocks, lanes * (size_t)v->launch->stride * HB_BLOCK_BYTES,
+                        slot->host_blocks},
+    };
+    cl_int rc = CL_SUCCESS;
+    for (size_t i = 0; i < 3 && rc == CL_SUCCESS; i++)
+        rc = clEnqueueWriteBuffer(cl->write_queue, writes[i].buffer, CL_FALSE, 0, writes[i].bytes,
+                                  writes[i].ptr, 0, NULL, &written[i]);
+    clFlush(cl->write_queue);
+    CL_CHECK("clEnqueueWriteBuffer(staging)", rc);
+    return HB_OK;
+}
+
+static hb_status stage_in_place(hb_opencl *cl, cl_slot *slot, const launch_view *v, const hb_msg *m,
+                                const hb_digest *states, const hb_span *span, cl_event *unmapped,
+                                hb_error_slot *err)
 {
     size_t lanes = v->ngroups * HB_LANES;
     mapping maps[MAX_MAPS] = {
@@ -439,8 +564,8 @@ static hb_status stage_in_place(hb_opencl *cl, cl_slot *slot, const launch_view 
     cl_int rc = map_for_writing(cl, maps, MAX_MAPS);
     if (rc == CL_SUCCESS) {
         fill_states(v, states, maps[MAP_STATE].ptr);
-        hb_in_place_lanes out = {maps[MAP_OFFSETS].ptr, maps[MAP_WHOLES].ptr,
-                                 maps[MAP_COUNTS].ptr, maps[MAP_TAILS].ptr};
+        hb_in_place_lanes out = {maps[MAP_OFFSETS].ptr, maps[MAP_WHOLES].ptr, maps[MAP_COUNTS].ptr,
+                                 maps[MAP_TAILS].ptr};
         hb_in_place_fill(v->steps, v->launch->nsteps, m, span, &out);
     }
     unmap_all(cl, maps, MAX_MAPS, unmapped);
@@ -448,8 +573,8 @@ static hb_status stage_in_place(hb_opencl *cl, cl_slot *slot, const launch_view 
     if (span->bytes == 0)
         return HB_OK; /* only final blocks: the kernel reads no span */
     /* the device reads the caller's bytes where they are; it never writes */
-    slot->span = clCreateBuffer(cl->context, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR,
-                                span->bytes, (void *)(uintptr_t)span->base, &rc);
+    slot->span = clCreateBuffer(cl->context, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, span->bytes,
+                                (void *)(uintptr_t)span->base, &rc);
     CL_CHECK("clCreateBuffer(in place)", rc);
     return HB_OK;
 }
@@ -458,20 +583,21 @@ static hb_status stage_in_place(hb_opencl *cl, cl_slot *slot, const launch_view 
  * bytes and they lie within one buffer's reach, else packed (a launch
  * planned for mixed lengths must not need packing: see
  * hb_opencl_reads_in_place). */
-static hb_status stage_slot(hb_opencl *cl, cl_slot *slot, const launch_view *v,
-                            const hb_msg *m, const hb_digest *states, cl_event *unmapped,
-                            hb_error_slot *err)
+static hb_status stage_slot(hb_opencl *cl, cl_slot *slot, const launch_view *v, const hb_msg *m,
+                            const hb_digest *states, cl_event *unmapped, hb_error_slot *err)
 {
     hb_span span;
-    if (cl->max_span > 0 &&
-        hb_in_place_span(v->steps, v->launch->nsteps, m, cl->max_span, &span)) {
+    if (cl->max_span > 0 && hb_in_place_span(v->steps, v->launch->nsteps, m, cl->max_span, &span)) {
         slot->in_place = 1;
         return stage_in_place(cl, slot, v, m, states, &span, unmapped, err);
     }
     if (v->ngroups * HB_LANES * (size_t)v->launch->stride * HB_BLOCK_BYTES > cl->staging_bytes)
-        return hb_error_set(err, HB_ERR_INTERNAL, "a launch of %zu lanes x %u blocks does not "
-                            "fit the staging buffer", v->ngroups * HB_LANES,
-                            (unsigned)v->launch->stride);
+        return hb_error_set(err, HB_ERR_INTERNAL,
+                            "a launch of %zu lanes x %u blocks does not "
+                            "fit the staging buffer",
+                            v->ngroups * HB_LANES, (unsigned)v->launch->stride);
+    if (cl->copies)
+        return stage_copied(cl, slot, v, m, states, unmapped, err);
     return stage_packed(cl, slot, v, m, states, unmapped, err);
 }
 
@@ -524,9 +650,8 @@ static cl_int set_in_place_args(hb_opencl *cl, cl_slot *slot, const launch_view 
     return rc;
 }
 
-static hb_status run_kernel(hb_opencl *cl, cl_slot *slot, const launch_view *v,
-                            cl_event *unmapped, cl_uint nunmapped, cl_event *kernel_done,
-                            hb_error_slot *err)
+static hb_status run_kernel(hb_opencl *cl, cl_slot *slot, const launch_view *v, cl_event *unmapped,
+                            cl_uint nunmapped, cl_event *kernel_done, hb_error_slot *err)
 {
     cl_int rc = slot->in_place ? set_in_place_args(cl, slot, v) : set_packed_args(cl, slot, v);
     CL_CHECK("clSetKernelArg", rc);
@@ -542,11 +667,21 @@ static hb_status run_kernel(hb_opencl *cl, cl_slot *slot, const launch_view *v,
     return HB_OK;
 }
 
+/* The states come back once the kernel is done: mapped (a mapped slot),
+ * or copied into the pinned staging (a copied one). read_done marks it. */
 static hb_status start_read_back(hb_opencl *cl, cl_slot *slot, const launch_view *v,
                                  cl_event kernel_done, hb_error_slot *err)
 {
     cl_int rc;
     size_t bytes = v->ngroups * HB_GROUP_STATE_WORDS * sizeof(uint32_t);
+    if (cl->copies) {
+        rc = clEnqueueReadBuffer(cl->read_queue, slot->state, CL_FALSE, 0, bytes, slot->host_state,
+                                 1, &kernel_done, &slot->read_done);
+        CL_CHECK("clEnqueueReadBuffer(state)", rc);
+        slot->read_map = slot->host_state;
+        clFlush(cl->read_queue);
+        return HB_OK;
+    }
     slot->read_map = clEnqueueMapBuffer(cl->read_queue, slot->state, CL_FALSE, CL_MAP_READ, 0,
                                         bytes, 1, &kernel_done, &slot->read_done, &rc);
     CL_CHECK("clEnqueueMapBuffer(state)", rc);
@@ -725,7 +860,8 @@ int hb_opencl_uniform_batch(const hb_opencl *cl, const hb_msg *m, size_t n, hb_s
 
 static void finish_slot(hb_opencl *cl, cl_slot *slot)
 {
-    if (slot->read_map != NULL) {
+    /* a copied slot's states lie in its pinned staging: nothing to unmap */
+    if (slot->read_map != NULL && !cl->copies) {
         cl_event unmapped = NULL;
         clEnqueueUnmapMemObject(cl->read_queue, slot->uniform_n > 0 ? slot->out : slot->state,
                                 slot->read_map, 0, NULL, &unmapped);

@@ -2,9 +2,11 @@
  * backend_opencl.h - one OpenCL device, with launches in flight.
  *
  * Owns: the context, queues, program, kernel and a ring of staging slots
- * of one device. A launch is packed into a free slot, its kernel and the
- * read-back of its lane states are enqueued, and it is collected later, so
- * several launches (of one or several batches) are in flight at once.
+ * of one device. A launch is packed into a free slot (mapped memory where
+ * the device shares the host's, else pinned staging copied to the device),
+ * its kernel and the read-back of its lane states are enqueued, and it is
+ * collected later, so several launches (of one or several batches) are in
+ * flight at once.
  * Must not: verify, retry or fall back; it reports device errors as
  * HB_ERR_DEVICE with the OpenCL error named in err, and the caller decides.
  * Not thread-safe: one thread (the device's worker) makes every call.
@@ -85,7 +87,15 @@ hb_status hb_opencl_hash(hb_opencl *cl, const hb_msg *m, size_t n, hb_digest *ou
  * become digest bytes, in place. */
 void hb_states_to_digests(hb_digest *out, size_t n);
 
-/* hb_opencl_describe: "pocl: cpu-... [0:0], 16 lanes per work-item". */
+/* hb_opencl_copies_bytes: 1 where launches copy their blocks to the
+ * device and their states back (discrete GPUs, or any device under
+ * HASHBATCH_TEST_GPU_SHAPE=1 in a test build), 0 where the device reads
+ * and writes host memory where it lies (pocl, integrated GPUs). */
+int hb_opencl_copies_bytes(const hb_opencl *cl);
+
+/* hb_opencl_describe: "pocl: cpu-... [0:0], 16 lanes per work-item, ...";
+ * ends in ", GPU shape (test switch)" when HASHBATCH_TEST_GPU_SHAPE forced
+ * the GPU shape. */
 const char *hb_opencl_describe(const hb_opencl *cl);
 const hb_device_info *hb_opencl_info(const hb_opencl *cl);
 size_t hb_opencl_staging_bytes(const hb_opencl *cl);
