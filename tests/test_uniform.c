@@ -160,7 +160,7 @@ START_TEST(test_corrupted_uniform_launch)
     cfg.cpu_fallback = 1;
     hb_engine *e = tu_open_cfg(&cfg);
     /* every lane wrong: sampling checks one message of each launch */
-    hb_fault_plan plan = {HB_FAULT_CORRUPT_ALL, 1, 0, 0};
+    hb_fault_plan plan = {.kind = HB_FAULT_CORRUPT_ALL, .every_nth_launch = 1};
     ck_assert_int_eq(hb_testing_set_fault(e, &plan), HB_OK);
     tu_msgset s;
     same_length_set(&s, 64, 5000, 7500);

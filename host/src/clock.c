@@ -13,6 +13,13 @@ uint64_t hb_now_ns(void)
     return (uint64_t)t.tv_sec * NS_PER_S + (uint64_t)t.tv_nsec;
 }
 
+uint64_t hb_thread_cpu_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (uint64_t)t.tv_sec * NS_PER_S + (uint64_t)t.tv_nsec;
+}
+
 struct timespec hb_deadline_after(int64_t timeout_ns)
 {
     if (timeout_ns < 0)

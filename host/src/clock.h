@@ -2,7 +2,8 @@
  * clock.h - the library's one notion of time: CLOCK_MONOTONIC readings,
  * deadlines for timed waits, and condition variables that wait on it.
  *
- * Owns: hb_now_ns, hb_deadline_after, hb_cond_init_monotonic.
+ * Owns: hb_now_ns, hb_thread_cpu_ns, hb_deadline_after,
+ * hb_cond_init_monotonic.
  * Must not: read the wall clock (CLOCK_REALTIME jumps when it is set).
  */
 #ifndef HB_CLOCK_H
@@ -14,6 +15,10 @@
 
 /* hb_now_ns: CLOCK_MONOTONIC in nanoseconds. */
 uint64_t hb_now_ns(void);
+
+/* hb_thread_cpu_ns: the calling thread's CPU time in nanoseconds: what a
+ * piece of work cost it, without the time it waited for a core. */
+uint64_t hb_thread_cpu_ns(void);
 
 /* hb_deadline_after: the CLOCK_MONOTONIC time timeout_ns (>= 0; negative is
  * taken as 0) from now, for pthread_cond_timedwait on a condition variable

@@ -178,6 +178,7 @@ hb_status hb_settings_resolve(const hb_config *cfg, hb_settings *out)
         cfg->sample_per_mille ? cfg->sample_per_mille : HB_DEFAULT_SAMPLE_PER_MILLE;
     out->cpu_fallback = cfg->cpu_fallback;
     out->seed = cfg->seed;
+    out->calibrate = cfg->calibrate != 0;
     if (cfg->device != NULL) {
         st = copy_device_spec(out, cfg->device, "config");
         if (st != HB_OK)

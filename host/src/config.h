@@ -27,6 +27,7 @@ typedef struct {
     int cpu_fallback;
     uint64_t seed;
     hb_cpu_impl cpu_impl; /* the pool's SHA-1 (mb/mb_impl.h) */
+    int calibrate;        /* measure the cost models at open, cache or not */
 } hb_settings;
 
 /* hb_settings_resolve: cfg (NULL: defaults) plus environment overrides,

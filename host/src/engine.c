@@ -2,11 +2,14 @@
  * engine.c - the engine: opening, workers, jobs in, stats out, closing.
  *
  * Owns: hb_engine_open/close, hb_submit, hb_sha1_batch, hb_job_cancel,
- * hb_job_free, the stats, and the choice of workers: one thread per OpenCL
- * device the spec selects, plus cpu_threads CPU workers. The CPU workers
- * always take batches a device hands back; they take queued jobs too when
- * the pool is a participant (backend cpu, auto with device "all", or no
- * device left).
+ * hb_job_free, the stats snapshot, and the choice of backends: one worker
+ * thread per OpenCL device the spec selects (with auto and the default
+ * spec: every device), plus cpu_threads CPU workers, each backend in the
+ * scheduler with its first model (models.c). The CPU workers always take
+ * batches a device hands back; they take queued jobs too when the pool is
+ * a participant (backend cpu, auto with the default spec, or no device
+ * left). A batch small enough that the scheduler gives all of it to the
+ * pool is hashed on the caller's thread.
  * Every public call on an engine passes its gate (gate.c): close shuts the
  * gate first, so a call that comes during close answers HB_ERR_CLOSED, and
  * close destroys nothing until the calls already inside have left.
@@ -20,11 +23,9 @@
 #include "backend_cpu.h"
 #include "devices.h"
 #include "engine_internal.h"
-#include "prng.h"
+#include "sched/models.h"
 
 #define DEFAULT_RING_DEPTH 3u
-#define INLINE_MESSAGES_MAX 64u
-#define INLINE_BYTES_MAX ((uint64_t)64 << 10)
 
 /* ---- opening ----------------------------------------------------------- */
 
@@ -35,19 +36,16 @@ static uint64_t initial_seed(uint64_t seed)
     return seed != 0 ? seed : hb_now_ns() ^ (uint64_t)time(NULL) << 32;
 }
 
-static hb_device_stats *add_stats_entry(hb_engine *e, const char *name, int is_cpu)
+/* auto with the default spec (or "all"): every device and the pool. */
+static int uses_everything(const hb_settings *s)
 {
-    hb_device_stats *s = &e->device_stats[e->ndevice_stats++];
-    memset(s, 0, sizeof *s);
-    snprintf(s->name, sizeof s->name, "%s", name);
-    s->is_cpu = is_cpu;
-    return s;
+    return s->backend == HB_BACKEND_AUTO && (s->device[0] == '\0' || strcmp(s->device, "all") == 0);
 }
 
 static int pool_participates(const hb_engine *e)
 {
     return e->settings.backend == HB_BACKEND_CPU || e->ndevices == 0 ||
-           (e->settings.backend == HB_BACKEND_AUTO && strcmp(e->settings.device, "all") == 0);
+           uses_everything(&e->settings);
 }
 
 /* Opens every device the spec selects (up to the stats table's room);
@@ -65,7 +63,10 @@ static hb_status open_devices(hb_engine *e, hb_opencl **opened, size_t *nopened)
         free(devices);
         return hb_error_set(&e->error, HB_ERR_NO_MEMORY, "out of memory");
     }
-    st = hb_cl_select(devices, count, e->settings.device, chosen, &nchosen, &e->error);
+    const char *spec = uses_everything(&e->settings) ? "all" : e->settings.device;
+    st = hb_cl_select(devices, count, spec, chosen, &nchosen, &e->error);
+    if (st == HB_OK && nchosen == 0)
+        st = hb_error_set(&e->error, HB_ERR_NO_OPENCL, "no OpenCL device");
     hb_status first_failure = HB_OK;
     for (size_t k = 0; st == HB_OK && k < nchosen && *nopened < HB_STATS_MAX_DEVICES - 1; k++) {
         unsigned ring = e->settings.ring_depth ? e->settings.ring_depth : DEFAULT_RING_DEPTH;
@@ -88,10 +89,11 @@ static void describe(hb_engine *e, const char *why)
     size_t used = 0, room = sizeof e->description;
     const char *sep = "";
     if (e->ndevices > 0)
-        used += (size_t)snprintf(e->description, room, "opencl: ");
+        used += (size_t)snprintf(e->description, room,
+                                 "%sopencl: ", pool_participates(e) ? "scheduled: " : "");
     for (size_t i = 0; i < e->ndevices && used < room; i++, sep = "; ")
         used += (size_t)snprintf(e->description + used, room - used, "%s%s", sep,
-                                 hb_opencl_describe(e->workers[i].device));
+                                 e->workers[i].ops->describe(e->workers[i].self));
     const hb_cpu_impl_desc *impl = hb_cpu_impl_describe(e->settings.cpu_impl);
     char how[64] = "OpenSSL";
     if (impl->lanes > 0)
@@ -124,48 +126,76 @@ static hb_status choose_devices(hb_engine *e, hb_opencl **opened, size_t *nopene
     return HB_OK;
 }
 
-/* With the pool taking jobs beside OpenCL devices that run on the host's
- * own cores (pocl), one pool thread per such device gives its core to it,
- * unless the caller chose the thread count. */
-static unsigned cpu_workers_for(const hb_engine *e, hb_opencl **devices, size_t ndevices)
+static void choose_pool_limits(hb_engine *e)
 {
-    unsigned threads = e->settings.cpu_threads;
-    int shares_cores = e->settings.backend == HB_BACKEND_AUTO &&
-                       strcmp(e->settings.device, "all") == 0 && !e->settings.cpu_threads_given;
-    for (size_t i = 0; shares_cores && i < ndevices && threads > 1; i++)
-        if (hb_opencl_info(devices[i])->type == HB_DEVICE_CPU)
-            threads--;
-    return threads;
-}
-
-/* With device "all" and a pocl device sharing the pool's cores, the pool
- * leaves jobs of more messages than this to the device: pocl hashed them
- * at about twice the rate of the pool's OpenSSL, one message at a time,
- * per core (bench/RESULTS.md), so a pool thread taking part only slowed
- * it. Smaller jobs, whose few lanes leave pocl's vectors mostly empty,
- * both take. A fixed rule, and no longer right with the pool's
- * multi-buffer lanes: on the Intel machine with 2 cores, 65,536 x 4 KiB
- * under "all" ran at 8.0 GB/s with it and 10.3 without, 1,000,000 x 64 B
- * at 69 and 57 M msg/s, the best single backends at 12.7 GB/s (cpu) and
- * 68 M msg/s (pocl). The measured cost model (issue 13) replaces it. */
-#define POOL_CROWD_ABOVE 256u
-
-static void choose_pool_limits(hb_engine *e, hb_opencl **devices, size_t ndevices)
-{
-    e->pool_limits = hb_cpu_take_limits_for(e->settings.cpu_impl);
+    hb_cost_terms model[HB_COST_CLASSES];
+    uint64_t predicted, measured;
+    int takes;
+    hb_sched_read(&e->sched, e->pool_taker.index, model, &predicted, &measured, &takes);
+    e->pool_limits = hb_cpu_take_limits_for(e->settings.cpu_impl, model);
     e->pool_limits.share_among = e->settings.cpu_threads;
     e->pool_limits.share_below =
         hb_cpu_take_share_below(e->settings.cpu_impl, e->settings.cpu_threads);
-    int all = e->settings.backend == HB_BACKEND_AUTO && strcmp(e->settings.device, "all") == 0;
-    for (size_t i = 0; all && i < ndevices; i++)
-        if (hb_opencl_info(devices[i])->type == HB_DEVICE_CPU)
-            e->pool_limits.crowd_above = POOL_CROWD_ABOVE;
+    e->pool_limits.share = hb_sched_share_for;
+    e->pool_limits.taken = hb_sched_taken_for;
+    e->pool_limits.share_ctx = &e->pool_taker;
+}
+
+/* The scheduler's group of backend i (a device, or the pool past the
+ * devices): the pool and OpenCL CPU devices share the host's cores
+ * (group 0); every other device is its own. */
+static unsigned group_of(const hb_model_seed *seed, size_t i)
+{
+    return seed->ops->shares_host_cores(seed->self) ? 0u : (unsigned)i + 1;
+}
+
+/* Backend i's entry in the counters and the scheduler. */
+static void register_backend(hb_engine *e, size_t i, const hb_model_seed *seed)
+{
+    char name[96] = "cpu pool";
+    int is_pool = i == e->ndevices;
+    if (!is_pool)
+        snprintf(name, sizeof name, "opencl %u:%u %.60s", seed->device->platform_index,
+                 seed->device->device_index, seed->device->name);
+    unsigned group = group_of(seed, i);
+    unsigned k = hb_counters_add(&e->counters, name, is_pool, group == 0);
+    unsigned lanes = hb_cpu_impl_describe(e->settings.cpu_impl)->lanes;
+    /* the pool learns only from batches that fill its lanes: fewer
+     * messages go to OpenSSL one by one, at another cost */
+    hb_sched_add(&e->sched, seed->terms, group, is_pool ? e->settings.cpu_threads : 1,
+                 is_pool ? pool_participates(e) : 1, is_pool ? lanes : 0);
+    memcpy(e->model_keys[k], seed->key, sizeof e->model_keys[k]);
+    hb_sched_taker taker = {&e->sched, k};
+    if (is_pool) {
+        e->pool_taker = taker;
+    } else {
+        e->workers[i].taker = taker;
+        e->workers[i].stats_index = k;
+    }
+}
+
+/* Each backend's counters and its place in the scheduler, with its first
+ * model (cache or calibration: models.c). Devices first, then the pool. */
+static hb_status add_backends(hb_engine *e)
+{
+    hb_model_seed seeds[HB_STATS_MAX_DEVICES];
+    size_t n = e->ndevices + 1;
+    for (size_t i = 0; i < n; i++) {
+        int is_pool = i == e->ndevices;
+        seeds[i] =
+            (hb_model_seed){.ops = is_pool ? &hb_backend_cpu : e->workers[i].ops,
+                            .self = is_pool ? (void *)&e->settings.cpu_impl : e->workers[i].self,
+                            .device = is_pool ? NULL : hb_opencl_info(e->workers[i].device)};
+    }
+    hb_status st = hb_models_seed(seeds, n, e->settings.calibrate, &e->calibration_ns,
+                                  &e->models_from_cache, &e->error);
+    for (size_t i = 0; st == HB_OK && i < n; i++)
+        register_backend(e, i, &seeds[i]);
+    return st;
 }
 
 static hb_status start_workers(hb_engine *e, hb_opencl **devices, size_t ndevices)
 {
-    e->settings.cpu_threads = cpu_workers_for(e, devices, ndevices);
-    choose_pool_limits(e, devices, ndevices);
     e->nworkers = ndevices + e->settings.cpu_threads;
     e->workers = calloc(e->nworkers, sizeof *e->workers);
     if (e->workers == NULL) {
@@ -174,23 +204,20 @@ static hb_status start_workers(hb_engine *e, hb_opencl **devices, size_t ndevice
         return hb_error_set(&e->error, HB_ERR_NO_MEMORY, "out of memory");
     }
     e->ndevices = ndevices;
-    atomic_store(&e->devices_alive, (int)ndevices);
-    atomic_store(&e->devices_done, ndevices == 0);
-    for (size_t i = 0; i < ndevices; i++) {
-        const hb_device_info *info = hb_opencl_info(devices[i]);
-        char name[96];
-        snprintf(name, sizeof name, "opencl %u:%u %.60s", info->platform_index, info->device_index,
-                 info->name);
-        e->workers[i] = (hb_worker){.engine = e, .device = devices[i]};
-        e->workers[i].stats_index = e->ndevice_stats;
-        add_stats_entry(e, name, 0);
-    }
-    unsigned cpu_index = e->ndevice_stats;
-    e->cpu_stats_index = cpu_index;
-    add_stats_entry(e, "cpu pool (OpenSSL)", 1);
+    for (size_t i = 0; i < ndevices; i++)
+        e->workers[i] = (hb_worker){
+            .engine = e, .device = devices[i], .ops = &hb_backend_opencl, .self = devices[i]};
+    hb_counters_set_devices(&e->counters, (int)ndevices);
+    hb_status st = add_backends(e);
+    if (st != HB_OK)
+        return st;
     for (size_t i = ndevices; i < e->nworkers; i++)
-        e->workers[i] = (hb_worker){.engine = e, .stats_index = cpu_index};
+        e->workers[i] = (hb_worker){.engine = e, .stats_index = e->counters.pool_index};
+    choose_pool_limits(e);
     hb_queue_init(&e->queue, pool_participates(e));
+    e->queue_ready = 1;
+    if (ndevices == 0)
+        hb_queue_fallbacks_final(&e->queue);
     for (size_t i = 0; i < e->nworkers; i++) {
         hb_worker *w = &e->workers[i];
         if (pthread_create(&w->thread, NULL, w->device ? hb_device_worker_main : hb_cpu_worker_main,
@@ -207,7 +234,8 @@ static hb_engine *engine_alloc(void)
     if (e == NULL)
         return NULL;
     hb_gate_init(&e->gate);
-    pthread_mutex_init(&e->stats_lock, NULL);
+    hb_counters_init(&e->counters, 0);
+    hb_sched_init(&e->sched);
     hb_fault_init(&e->faults);
     hb_error_slot_init(&e->error);
     return e;
@@ -218,7 +246,7 @@ static hb_status open_engine(hb_engine *e, const hb_config *cfg)
     hb_status st = hb_settings_resolve(cfg, &e->settings);
     if (st != HB_OK)
         return st;
-    e->rng = initial_seed(e->settings.seed);
+    e->counters.rng = initial_seed(e->settings.seed);
     hb_opencl *devices[HB_STATS_MAX_DEVICES];
     size_t ndevices;
     char why[400];
@@ -264,28 +292,42 @@ static void join_workers(hb_engine *e, size_t first, size_t end)
 /* Everything close does but free the engine's memory: the gate is shut
  * (later calls answer HB_ERR_CLOSED), queued jobs are withdrawn, the calls
  * inside leave (their jobs end), then the workers stop. */
+/* What the run taught the models goes to the cache for the next run
+ * (backends that learnt nothing keep their cached or measured terms). */
+static void store_models(hb_engine *e)
+{
+    for (unsigned k = 0; k < e->counters.n; k++) {
+        hb_cost_terms terms[HB_COST_CLASSES];
+        uint64_t predicted, measured;
+        int takes;
+        if (!hb_sched_learnt(&e->sched, k))
+            continue;
+        hb_sched_read(&e->sched, k, terms, &predicted, &measured, &takes);
+        hb_models_store(e->model_keys[k], terms);
+    }
+}
+
 static void shut_down(hb_engine *e)
 {
     if (e->shut_down)
         return;
     e->shut_down = 1;
     hb_gate_shut(&e->gate);
-    if (e->workers != NULL)
+    if (e->queue_ready)
         hb_queue_close(&e->queue);
     hb_gate_wait_empty(&e->gate);
-    if (e->workers != NULL) {
+    if (e->queue_ready) {
         join_workers(e, 0, e->ndevices);
-        pthread_mutex_lock(&e->queue.lock);
-        atomic_store(&e->devices_done, 1);
-        pthread_cond_broadcast(&e->queue.cpu_work);
-        pthread_mutex_unlock(&e->queue.lock);
+        hb_queue_fallbacks_final(&e->queue);
         join_workers(e, e->ndevices, e->nworkers);
-        for (size_t i = 0; i < e->ndevices; i++)
-            hb_opencl_close(e->workers[i].device);
+        store_models(e);
         hb_queue_destroy(&e->queue);
-        free(e->workers);
-        e->workers = NULL;
+        e->queue_ready = 0;
     }
+    for (size_t i = 0; e->workers != NULL && i < e->ndevices; i++)
+        e->workers[i].ops->close(e->workers[i].self);
+    free(e->workers);
+    e->workers = NULL;
 }
 
 void hb_engine_close(hb_engine *e)
@@ -295,7 +337,8 @@ void hb_engine_close(hb_engine *e)
     shut_down(e);
     hb_error_slot_destroy(&e->error);
     hb_fault_destroy(&e->faults);
-    pthread_mutex_destroy(&e->stats_lock);
+    hb_sched_destroy(&e->sched);
+    hb_counters_destroy(&e->counters);
     hb_gate_destroy(&e->gate);
     free(e);
 }
@@ -325,7 +368,7 @@ static hb_status refused(const char *call)
 /* Checks a batch's arguments; *uniform_len is every message's length, or
  * HB_LENGTHS_VARY (the queue takes from such a job by arithmetic). */
 static hb_status check_batch_arguments(hb_engine *e, const hb_msg *m, size_t n, const void *out,
-                                       uint64_t *uniform_len)
+                                       uint64_t *uniform_len, uint64_t *bytes)
 {
     if (e == NULL)
         return hb_error_set(NULL, HB_ERR_NULL_ARGUMENT, "engine is NULL");
@@ -333,11 +376,13 @@ static hb_status check_batch_arguments(hb_engine *e, const hb_msg *m, size_t n, 
         return hb_error_set(&e->error, HB_ERR_NULL_ARGUMENT, "%s is NULL with n = %zu",
                             m == NULL ? "messages" : "out", n);
     int same = 1;
+    *bytes = 0;
     for (size_t i = 0; i < n; i++) {
         if (m[i].data == NULL && m[i].len > 0)
             return hb_error_set(&e->error, HB_ERR_NULL_ARGUMENT,
                                 "message %zu has NULL data and length %zu", i, m[i].len);
         same &= m[i].len == m[0].len;
+        *bytes += m[i].len;
     }
     *uniform_len = n > 0 && same ? (uint64_t)m[0].len : HB_LENGTHS_VARY;
     return HB_OK;
@@ -345,18 +390,17 @@ static hb_status check_batch_arguments(hb_engine *e, const hb_msg *m, size_t n, 
 
 /* hb_submit once the arguments are known good. */
 static hb_status submit_checked(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out,
-                                uint64_t uniform_len, hb_job **job)
+                                uint64_t uniform_len, uint64_t bytes, hb_job **job)
 {
     hb_status st;
     hb_job *j = hb_job_create(m, n, out);
     if (j == NULL)
         return hb_error_set(&e->error, HB_ERR_NO_MEMORY, "hb_submit: out of memory");
     j->uniform_len = uniform_len;
+    j->bytes_left = bytes;
     j->completed_counter = &e->jobs_completed;
     j->cancelled_counter = &e->jobs_cancelled;
-    pthread_mutex_lock(&e->stats_lock);
-    e->stats.jobs_submitted++;
-    pthread_mutex_unlock(&e->stats_lock);
+    hb_counters_submitted(&e->counters);
     if (n == 0) {
         hb_job_add_finished(j, 0, HB_OK);
         hb_job_release(j); /* the engine's reference: it never queued */
@@ -378,10 +422,10 @@ hb_status hb_submit(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_
                             e == NULL ? "engine" : "job");
     if (!hb_gate_enter(&e->gate))
         return refused("hb_submit");
-    uint64_t uniform_len;
-    hb_status st = check_batch_arguments(e, m, n, out, &uniform_len);
+    uint64_t uniform_len, bytes;
+    hb_status st = check_batch_arguments(e, m, n, out, &uniform_len, &bytes);
     if (st == HB_OK)
-        st = submit_checked(e, m, n, out, uniform_len, job);
+        st = submit_checked(e, m, n, out, uniform_len, bytes, job);
     hb_gate_leave(&e->gate);
     return st;
 }
@@ -397,24 +441,35 @@ static void help_with_own_job(hb_engine *e, hb_job *j)
         hb_cpu_run_batch(e, b);
 }
 
-/* A small batch on an engine whose CPU pool takes jobs is hashed right
- * here: queueing it would cost more than hashing it. */
-static int hash_inline(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
+/* Whether a batch of n messages and bytes is hashed right here, on the
+ * caller's thread: when the scheduler would give all of it to the pool
+ * (no other backend would finish it sooner, or help: its fixed cost
+ * exceeds what the whole batch costs the pool) and it fits one of the
+ * pool's takes, so no pool thread could share it either. */
+static int inline_pays(hb_engine *e, size_t n, uint64_t bytes)
 {
-    if (n > INLINE_MESSAGES_MAX || !hb_queue_cpu_takes_jobs(&e->queue))
+    const hb_take_limits *take = &e->pool_limits;
+    uint64_t most_messages, most_bytes;
+    if (n > take->max_messages || bytes > take->max_bytes || !hb_queue_cpu_takes_jobs(&e->queue))
         return 0;
-    uint64_t bytes = 0;
-    for (size_t i = 0; i < n; i++)
-        if ((bytes += m[i].len) > INLINE_BYTES_MAX)
-            return 0;
+    if (n >= take->share_below && take->share_among > 1)
+        return 0; /* enough messages to share among the pool's threads */
+    return hb_sched_share(&e->sched, e->pool_taker.index, n, bytes, 1, &most_messages,
+                          &most_bytes) &&
+           most_messages >= n;
+}
+
+static int hash_inline(hb_engine *e, const hb_msg *m, size_t n, uint64_t bytes, hb_digest *out)
+{
+    if (!inline_pays(e, n, bytes))
+        return 0;
+    unsigned pool = e->pool_taker.index;
+    double predicted = hb_sched_taken(&e->sched, pool, n, bytes);
     uint64_t start = hb_now_ns();
     hb_cpu_hash_checked(e, m, n, out, NULL);
-    /* atomics, not the stats lock: many threads come this way at once */
-    atomic_fetch_add(&e->inline_work.busy_ns, hb_now_ns() - start);
-    atomic_fetch_add(&e->inline_work.messages, n);
-    atomic_fetch_add(&e->inline_work.bytes, bytes);
-    atomic_fetch_add(&e->inline_work.calls, 1);
-    atomic_fetch_add(&e->jobs_completed, 1);
+    uint64_t took = hb_now_ns() - start;
+    hb_sched_done(&e->sched, pool, n, bytes, predicted, (double)took);
+    hb_counters_inline(&e->counters, n, bytes, took);
     return 1;
 }
 
@@ -422,12 +477,12 @@ static int hash_inline(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
  * job ends at once when close withdraws it or stops its batches). */
 static hb_status sha1_batch_inside(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
 {
-    uint64_t uniform_len;
-    hb_status st = check_batch_arguments(e, m, n, out, &uniform_len);
-    if (st != HB_OK || hash_inline(e, m, n, out))
+    uint64_t uniform_len, bytes;
+    hb_status st = check_batch_arguments(e, m, n, out, &uniform_len, &bytes);
+    if (st != HB_OK || (n > 0 && hash_inline(e, m, n, bytes, out)))
         return st;
     hb_job *j;
-    st = submit_checked(e, m, n, out, uniform_len, &j);
+    st = submit_checked(e, m, n, out, uniform_len, bytes, &j);
     if (st != HB_OK)
         return st;
     help_with_own_job(e, j);
@@ -480,107 +535,18 @@ void hb_job_free(hb_job *j)
 
 /* ---- stats -------------------------------------------------------------- */
 
-void hb_engine_count_batch(hb_engine *e, const hb_worker *w, const hb_batch *b, uint64_t busy_ns,
-                           uint64_t launches)
+static void stats_inside(hb_engine *e, hb_stats *out)
 {
-    pthread_mutex_lock(&e->stats_lock);
-    hb_device_stats *d = &e->device_stats[w->stats_index];
-    d->busy_ns += busy_ns;
-    d->launches += launches;
-    e->stats.device_launches += launches;
-    if (b != NULL) {
-        d->messages += b->n;
-        d->bytes += b->bytes;
-        d->batches++;
-        e->stats.messages += b->n;
-        e->stats.bytes += b->bytes;
-        e->stats.batches++;
-        if (w->device)
-            e->stats.device_bytes += b->bytes;
-        else
-            e->stats.cpu_bytes += b->bytes;
+    hb_counters_read(&e->counters, out);
+    out->jobs_completed += atomic_load(&e->jobs_completed);
+    out->jobs_cancelled = atomic_load(&e->jobs_cancelled);
+    out->calibration_ns = e->calibration_ns;
+    out->models_from_cache = e->models_from_cache;
+    for (unsigned k = 0; k < out->ndevices; k++) {
+        hb_device_stats *d = &out->device[k];
+        hb_sched_read(&e->sched, k, d->model, &d->predicted_ns, &d->measured_ns, &d->takes_jobs);
     }
-    pthread_mutex_unlock(&e->stats_lock);
-}
-
-void hb_engine_count_verify(hb_engine *e, size_t checked, size_t mismatches)
-{
-    pthread_mutex_lock(&e->stats_lock);
-    e->stats.verified += checked;
-    e->stats.verify_mismatches += mismatches;
-    pthread_mutex_unlock(&e->stats_lock);
-}
-
-void hb_engine_count_fallback(hb_engine *e)
-{
-    pthread_mutex_lock(&e->stats_lock);
-    e->stats.fallbacks++;
-    pthread_mutex_unlock(&e->stats_lock);
-}
-
-void hb_engine_count_device_error(hb_engine *e, hb_worker *w, size_t batches_handed_back)
-{
-    pthread_mutex_lock(&e->stats_lock);
-    e->device_stats[w->stats_index].errors++;
-    e->stats.device_errors++;
-    e->stats.fallbacks += batches_handed_back;
-    pthread_mutex_unlock(&e->stats_lock);
-}
-
-void hb_engine_quarantine(hb_engine *e, hb_worker *w)
-{
-    pthread_mutex_lock(&e->stats_lock);
-    int already = e->device_stats[w->stats_index].quarantined;
-    e->device_stats[w->stats_index].quarantined = 1;
-    e->stats.quarantined += !already;
-    pthread_mutex_unlock(&e->stats_lock);
-    if (!already && atomic_fetch_sub(&e->devices_alive, 1) == 1) {
-        pthread_mutex_lock(&e->queue.lock);
-        atomic_store(&e->queue.cpu_takes_jobs, 1);
-        e->pool_limits.crowd_above = 0; /* no device left: the pool takes all */
-        pthread_cond_broadcast(&e->queue.cpu_work);
-        pthread_mutex_unlock(&e->queue.lock);
-    }
-}
-
-uint64_t hb_engine_next_random(hb_engine *e)
-{
-    pthread_mutex_lock(&e->stats_lock);
-    uint64_t x = hb_prng_next(&e->rng);
-    pthread_mutex_unlock(&e->stats_lock);
-    return x;
-}
-
-/* Batches hb_sha1_batch hashed on its caller's thread count as the pool's. */
-static void add_inline_work(hb_engine *e, hb_stats *out)
-{
-    uint64_t calls = atomic_load(&e->inline_work.calls);
-    uint64_t messages = atomic_load(&e->inline_work.messages);
-    uint64_t bytes = atomic_load(&e->inline_work.bytes);
-    hb_device_stats *pool = &out->device[e->cpu_stats_index];
-    pool->busy_ns += atomic_load(&e->inline_work.busy_ns);
-    pool->messages += messages;
-    pool->bytes += bytes;
-    pool->batches += calls;
-    out->jobs_submitted += calls;
-    out->messages += messages;
-    out->bytes += bytes;
-    out->cpu_bytes += bytes;
-    out->batches += calls;
-}
-
-static void stats_inside(hb_engine *engine, hb_stats *out)
-{
-    const hb_engine *e = engine;
-    pthread_mutex_lock(&engine->stats_lock);
-    *out = e->stats;
-    out->jobs_completed = atomic_load(&engine->jobs_completed);
-    out->jobs_cancelled = atomic_load(&engine->jobs_cancelled);
-    out->ndevices = e->ndevice_stats;
-    memcpy(out->device, e->device_stats, sizeof out->device);
-    pthread_mutex_unlock(&engine->stats_lock);
-    add_inline_work(engine, out);
-    hb_queue_depth(&engine->queue, &out->queue_messages, &out->queue_jobs);
+    hb_queue_depth(&e->queue, &out->queue_messages, &out->queue_jobs);
 }
 
 hb_status hb_engine_stats(const hb_engine *e, hb_stats *out)
@@ -646,6 +612,27 @@ hb_status hb_testing_set_fault(hb_engine *e, const hb_fault_plan *plan)
 #else
     (void)e;
     (void)plan;
+    return HB_ERR_INVALID_ARGUMENT;
+#endif
+}
+
+hb_status hb_testing_force_costs(hb_engine *e, unsigned backend, const hb_cost_terms *terms)
+{
+#ifdef HB_FAULT_INJECTION
+    if (e == NULL)
+        return hb_error_set(NULL, HB_ERR_NULL_ARGUMENT, "hb_testing_force_costs: engine is NULL");
+    if (!hb_gate_enter(&e->gate))
+        return refused("hb_testing_force_costs");
+    int ok = hb_sched_force(&e->sched, backend, terms);
+    hb_gate_leave(&e->gate);
+    if (!ok)
+        return hb_error_set(&e->error, HB_ERR_INVALID_ARGUMENT,
+                            "hb_testing_force_costs: no backend %u, or a bad term", backend);
+    return HB_OK;
+#else
+    (void)e;
+    (void)backend;
+    (void)terms;
     return HB_ERR_INVALID_ARGUMENT;
 #endif
 }

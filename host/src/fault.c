@@ -28,6 +28,8 @@ void hb_fault_init(hb_fault_state *f)
     f->chance_per_mille = 0;
     f->random = 1;
     f->launches = 0;
+    f->delayed = 0;
+    f->delay_ns = 0;
     f->lost = 0;
 }
 
@@ -51,6 +53,8 @@ void hb_fault_configure(hb_fault_state *f, const hb_fault_plan *plan)
     f->chance_per_mille = plan ? plan->chance_per_mille : 0;
     f->random = plan && plan->seed ? plan->seed : 0x2545F4914F6CDD1DULL;
     f->launches = 0;
+    f->delayed = 0;
+    f->delay_ns = plan ? plan->delay_ns : 0;
     f->lost = 0;
     pthread_mutex_unlock(&f->lock);
 }
@@ -78,6 +82,18 @@ int hb_fault_for_cpu_lanes(hb_fault_state *f)
     int corrupt = f->kind == HB_FAULT_CORRUPT_CPU_LANES;
     pthread_mutex_unlock(&f->lock);
     return corrupt;
+}
+
+uint64_t hb_fault_delay(hb_fault_state *f, hb_fault_kind kind)
+{
+    if (!FAULTS_COMPILED_IN)
+        return 0;
+    pthread_mutex_lock(&f->lock);
+    uint64_t ns = 0;
+    if (f->kind == kind && launch_is_faulted(f, ++f->delayed))
+        ns = f->delay_ns;
+    pthread_mutex_unlock(&f->lock);
+    return ns;
 }
 
 int hb_fault_build_requested(void)

@@ -24,6 +24,8 @@ typedef struct {
     unsigned chance_per_mille;
     uint64_t random; /* prng.h state, for chance_per_mille */
     uint64_t launches;
+    uint64_t delayed; /* batches or launches counted for the DELAY kinds */
+    uint64_t delay_ns;
     int lost; /* DEVICE_LOST has struck */
 } hb_fault_state;
 
@@ -37,6 +39,12 @@ hb_fault_kind hb_fault_for_launch(hb_fault_state *f);
 /* hb_fault_for_cpu_lanes: 1 when the plan corrupts the digests the CPU
  * pool's multi-buffer lanes compute (HB_FAULT_CORRUPT_CPU_LANES). */
 int hb_fault_for_cpu_lanes(hb_fault_state *f);
+
+/* hb_fault_delay: for the plan of kind `kind` (HB_FAULT_DELAY_DEVICE:
+ * asked once per collected launch; HB_FAULT_DELAY_CPU: once per pool
+ * batch), counts one and returns how long it should be held up (ns); 0
+ * when the plan is another or this one is not faulted. */
+uint64_t hb_fault_delay(hb_fault_state *f, hb_fault_kind kind);
 
 /* hb_fault_build_requested: 1 when kernel builds are to fail. */
 int hb_fault_build_requested(void);

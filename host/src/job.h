@@ -37,6 +37,8 @@ struct hb_job {
 
     /* guarded by the engine's queue lock */
     size_t next_to_take; /* messages [0, next_to_take) were handed out */
+    uint64_t bytes_left; /* bytes of the messages not handed out (set at
+                            submit, before the job is queued) */
     int queued;          /* in the engine's pending list */
     struct hb_job *queue_next;
 

@@ -5,7 +5,10 @@
  * the head, taking each one's next messages until the taker's byte or
  * message budget is reached; messages longer than `long_above` go in takes
  * of their own (up to long_max together, to share a device's lanes), so a
- * huge message never drags short ones along behind it.
+ * huge message never drags short ones along behind it. Before a take from
+ * the jobs, the taker's share callback (the scheduler) may cut its limits
+ * to its part of the pending work, or turn it down: it then waits to be
+ * poked (a batch finished somewhere) or for a new job, and asks again.
  * Jobs whose messages are all handed out leave the queue (their references
  * stay with the batches that carry their slices).
  * Must not: hash, or hold its lock while anything slow runs.
@@ -14,6 +17,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void hb_queue_init(hb_queue *q, int cpu_takes_jobs)
 {
@@ -21,12 +25,14 @@ void hb_queue_init(hb_queue *q, int cpu_takes_jobs)
     pthread_mutex_init(&q->lock, NULL);
     pthread_cond_init(&q->device_work, NULL);
     pthread_cond_init(&q->cpu_work, NULL);
+    pthread_cond_init(&q->reconsider, NULL);
     atomic_init(&q->cpu_takes_jobs, cpu_takes_jobs);
     atomic_init(&q->closing, 0);
 }
 
 void hb_queue_destroy(hb_queue *q)
 {
+    pthread_cond_destroy(&q->reconsider);
     pthread_cond_destroy(&q->cpu_work);
     pthread_cond_destroy(&q->device_work);
     pthread_mutex_destroy(&q->lock);
@@ -55,8 +61,11 @@ hb_status hb_queue_push(hb_queue *q, hb_job *j)
         q->head = j;
     q->tail = j;
     q->pending_messages += j->n;
+    q->pending_bytes += j->bytes_left;
     q->pending_jobs++;
     wake_takers(q);
+    if (atomic_load(&q->declined) > 0)
+        pthread_cond_broadcast(&q->reconsider);
     pthread_mutex_unlock(&q->lock);
     return HB_OK;
 }
@@ -109,8 +118,7 @@ static size_t uniform_fitting(const hb_job *j, const hb_take_limits *limits, tak
     size_t left = j->n - j->next_to_take;
     uint64_t len = j->uniform_len;
     int is_long = len > limits->long_above;
-    if (left == 0 || t->count >= limits->max_messages ||
-        (limits->crowd_above > 0 && left > limits->crowd_above))
+    if (left == 0 || t->count >= limits->max_messages)
         return 0;
     if (t->count == 0 && is_long && limits->refuse_long)
         return 0;
@@ -142,8 +150,6 @@ static size_t messages_fitting(const hb_job *j, const hb_take_limits *limits, ta
     while (k < share && t->count < limits->max_messages) {
         uint64_t len = j->msgs[j->next_to_take + k].len;
         int is_long = len > limits->long_above;
-        if (k == 0 && limits->crowd_above > 0 && j->n - j->next_to_take > limits->crowd_above)
-            break;
         if (t->count == 0) {
             if (is_long && limits->refuse_long)
                 break;
@@ -167,6 +173,7 @@ static hb_batch *batch_alloc(size_t nslices, size_t n)
     hb_batch *b = calloc(1, sizeof *b);
     if (b == NULL)
         return NULL;
+    b->predicted_ns = -1;
     b->slices = malloc(nslices * sizeof *b->slices);
     b->borrowed = nslices == 1;
     if (!b->borrowed) {
@@ -222,11 +229,15 @@ static void move_into_batch(hb_queue *q, hb_job *prev, hb_job *j, size_t k, void
     } else {
         memcpy(b->owned_msgs + b->n, j->msgs + s->first, k * sizeof *b->msgs);
     }
+    uint64_t bytes = 0;
     for (size_t i = 0; i < k; i++)
-        b->bytes += b->msgs[b->n + i].len;
+        bytes += b->msgs[b->n + i].len;
+    b->bytes += bytes;
     b->n += k;
     j->next_to_take += k;
+    j->bytes_left -= bytes;
     q->pending_messages -= k;
+    q->pending_bytes -= bytes;
     atomic_fetch_add(&j->refs, 1); /* the slice's reference */
     if (j->next_to_take == j->n) {
         unlink_job(q, prev, j);
@@ -234,9 +245,35 @@ static void move_into_batch(hb_queue *q, hb_job *prev, hb_job *j, size_t k, void
     }
 }
 
-static hb_batch *take_jobs(hb_queue *q, const hb_take_limits *limits)
+/* The taker's limits cut to the scheduler's share of the pending work;
+ * 0 when it turns the taker down. */
+static int apply_share(const hb_queue *q, const hb_take_limits *limits, hb_take_limits *out)
+{
+    *out = *limits;
+    uint64_t messages, bytes;
+    if (limits->share == NULL)
+        return 1;
+    if (!limits->share(limits->share_ctx, q->pending_messages, q->pending_bytes, &messages, &bytes))
+        return 0;
+    if (messages < out->max_messages)
+        out->max_messages = (size_t)messages;
+    if (messages < out->long_max)
+        out->long_max = (size_t)messages;
+    if (bytes < out->max_bytes)
+        out->max_bytes = bytes;
+    return 1;
+}
+
+static hb_batch *take_jobs(hb_queue *q, const hb_take_limits *asked, int *declined)
 {
     size_t n, filled;
+    hb_take_limits cut, *limits = &cut;
+    if (q->head == NULL)
+        return NULL;
+    if (!apply_share(q, asked, &cut)) {
+        *declined = 1;
+        return NULL;
+    }
     size_t nslices = walk_take(q, limits, NULL, NULL, &n);
     if (nslices == 0)
         return NULL;
@@ -244,22 +281,29 @@ static hb_batch *take_jobs(hb_queue *q, const hb_take_limits *limits)
     if (b != NULL) {
         b->queue = q;
         walk_take(q, limits, move_into_batch, b, &filled);
+        if (limits->taken != NULL)
+            b->predicted_ns = limits->taken(limits->share_ctx, b->n, b->bytes);
     }
     return b;
 }
 
-hb_batch *hb_queue_take_own(hb_queue *q, hb_job *j, const hb_take_limits *limits)
+hb_batch *hb_queue_take_own(hb_queue *q, hb_job *j, const hb_take_limits *asked)
 {
     hb_batch *b = NULL;
+    hb_take_limits limits;
     pthread_mutex_lock(&q->lock);
     take_state t = {0, 0, 0};
-    size_t k = atomic_load(&q->cpu_takes_jobs) && j->queued ? messages_fitting(j, limits, &t) : 0;
+    size_t k = atomic_load(&q->cpu_takes_jobs) && j->queued && apply_share(q, asked, &limits)
+                   ? messages_fitting(j, &limits, &t)
+                   : 0;
     if (k > 0 && (b = batch_alloc(1, k)) != NULL) {
         b->queue = q;
         hb_job *prev = NULL;
         for (hb_job *it = q->head; it != j; it = it->queue_next)
             prev = it;
         move_into_batch(q, prev, j, k, b);
+        if (limits.taken != NULL)
+            b->predicted_ns = limits.taken(limits.share_ctx, b->n, b->bytes);
     }
     pthread_mutex_unlock(&q->lock);
     return b;
@@ -277,37 +321,93 @@ static hb_batch *take_fallback(hb_queue *q)
     return b;
 }
 
-static hb_batch *try_take(hb_queue *q, hb_taker taker, const hb_take_limits *limits)
+static hb_batch *try_take(hb_queue *q, hb_taker taker, const hb_take_limits *limits, int *declined)
 {
+    *declined = 0;
     if (taker == HB_TAKER_CPU) {
         hb_batch *b = take_fallback(q);
         if (b != NULL || !q->cpu_takes_jobs)
             return b;
     }
-    return take_jobs(q, limits);
+    return take_jobs(q, limits, declined);
+}
+
+/* A taker the scheduler turned down sleeps until poked, with a bound (a
+ * poke can come just before it sleeps): the bound only caps how late a
+ * lost wake-up is noticed. */
+#define DECLINED_RECHECK_NS 2000000L
+
+static void wait_declined(hb_queue *q)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += DECLINED_RECHECK_NS;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    atomic_fetch_add(&q->declined, 1);
+    pthread_cond_timedwait(&q->reconsider, &q->lock, &until);
+    atomic_fetch_sub(&q->declined, 1);
+}
+
+/* Whether a taker that found nothing should stop waiting: the queue is
+ * closing and (for the CPU) no device can hand back more. */
+static int nothing_more(const hb_queue *q, hb_taker taker)
+{
+    return q->closing && (taker == HB_TAKER_DEVICE || q->fallbacks_final);
 }
 
 hb_batch *hb_queue_take(hb_queue *q, hb_taker taker, const hb_take_limits *limits, int wait)
 {
     pthread_cond_t *cond = taker == HB_TAKER_CPU ? &q->cpu_work : &q->device_work;
+    int declined;
     pthread_mutex_lock(&q->lock);
-    hb_batch *b = try_take(q, taker, limits);
-    while (b == NULL && wait && !q->closing) {
-        pthread_cond_wait(cond, &q->lock);
-        b = try_take(q, taker, limits);
+    hb_batch *b = try_take(q, taker, limits, &declined);
+    while (b == NULL && wait && !nothing_more(q, taker)) {
+        if (declined)
+            wait_declined(q);
+        else
+            pthread_cond_wait(cond, &q->lock);
+        b = try_take(q, taker, limits, &declined);
     }
-    if (b == NULL && q->closing && taker == HB_TAKER_CPU)
-        b = take_fallback(q); /* fallbacks are finished even when closing */
     if (b != NULL && q->head != NULL)
         wake_takers(q); /* work is left: pass the wake-up on */
     pthread_mutex_unlock(&q->lock);
     return b;
 }
 
+void hb_queue_poke(hb_queue *q)
+{
+    if (atomic_load(&q->declined) == 0)
+        return;
+    pthread_mutex_lock(&q->lock);
+    pthread_cond_broadcast(&q->reconsider);
+    pthread_mutex_unlock(&q->lock);
+}
+
+void hb_queue_let_cpu_take_jobs(hb_queue *q)
+{
+    pthread_mutex_lock(&q->lock);
+    atomic_store(&q->cpu_takes_jobs, 1);
+    pthread_cond_broadcast(&q->cpu_work);
+    pthread_cond_broadcast(&q->reconsider);
+    pthread_mutex_unlock(&q->lock);
+}
+
+void hb_queue_fallbacks_final(hb_queue *q)
+{
+    pthread_mutex_lock(&q->lock);
+    q->fallbacks_final = 1;
+    pthread_cond_broadcast(&q->cpu_work);
+    pthread_mutex_unlock(&q->lock);
+}
+
 void hb_queue_push_fallback(hb_queue *q, hb_batch *b)
 {
     pthread_mutex_lock(&q->lock);
     b->next = NULL;
+    b->predicted_ns = -1; /* the pool did not choose it */
     if (q->fallback_tail)
         q->fallback_tail->next = b;
     else
@@ -328,6 +428,8 @@ static size_t withdraw_locked(hb_queue *q, hb_job *j)
         prev = it;
     unlink_job(q, prev, j);
     q->pending_messages -= withdrawn;
+    q->pending_bytes -= j->bytes_left;
+    j->bytes_left = 0;
     q->jobs_withdrawn++;
     j->next_to_take = j->n;
     hb_job_release(j); /* the queue's reference */
@@ -346,6 +448,7 @@ void hb_queue_close(hb_queue *q)
 {
     pthread_mutex_lock(&q->lock);
     atomic_store(&q->closing, 1);
+    pthread_cond_broadcast(&q->reconsider);
     while (q->head != NULL) {
         hb_job *j = q->head;
         atomic_fetch_add(&j->refs, 1);

@@ -37,6 +37,9 @@ typedef struct hb_batch {
     size_t n;
     uint64_t bytes;
     struct hb_queue *queue; /* the queue it was taken from */
+    double predicted_ns;    /* the taker's share callback's prediction of
+                               its time, made as it was taken; < 0: none
+                               (a fallback, or no scheduler) */
     struct hb_batch *next;  /* in the fallback list, or a worker's list */
 } hb_batch;
 
@@ -48,27 +51,41 @@ typedef struct {
     size_t long_max;      /* long messages per batch (they stream side
                              by side through a device's lanes) */
     int refuse_long;      /* 1: take nothing if the head message is long */
-    size_t crowd_above;   /* >0: take nothing from a job with more messages
-                             left than this (a device that shares these
-                             cores hashes crowds better) */
     unsigned share_among; /* >1: a job with fewer than share_below
                              messages left gives a take at most
                              1/share_among of them (rounded up), so a job
                              of few messages still reaches every taker */
     size_t share_below;
+    /* The scheduler's say (NULL: none): given the work pending in the
+     * queue (messages, bytes not yet handed out), 0 when this taker should
+     * leave it to others, else 1 with the most it may take now (called
+     * under the queue's lock). */
+    int (*share)(void *ctx, uint64_t pending_messages, uint64_t pending_bytes,
+                 uint64_t *max_messages, uint64_t *max_bytes);
+    /* ... and told what the take got (NULL: not told), under the lock, so
+     * the next taker's share counts it; returns the predicted ns. */
+    double (*taken)(void *ctx, uint64_t messages, uint64_t bytes);
+    void *share_ctx;
 } hb_take_limits;
 
 typedef enum { HB_TAKER_DEVICE, HB_TAKER_CPU } hb_taker;
 
+/* The queue's fields are its own: other modules use the calls below. */
 typedef struct hb_queue {
     pthread_mutex_t lock;
     pthread_cond_t device_work; /* device workers wait here */
     pthread_cond_t cpu_work;    /* CPU workers wait here */
+    pthread_cond_t reconsider;  /* takers the scheduler turned down wait
+                                   here: a new job or a poke wakes them */
     hb_job *head, *tail;
     uint64_t pending_messages;
+    uint64_t pending_bytes;
     uint64_t pending_jobs;
     uint64_t jobs_withdrawn; /* jobs that lost messages to cancel or close */
     hb_batch *fallback_head, *fallback_tail;
+    int fallbacks_final;       /* no device will hand back more */
+    atomic_uint declined;      /* takers waiting after the scheduler said
+                                  no: hb_queue_poke wakes them */
     atomic_int cpu_takes_jobs; /* the pool hashes queued jobs, not only
                                   fallbacks; set under lock, read without */
     atomic_int closing;        /* set under lock; workers read it without,
@@ -82,9 +99,11 @@ void hb_queue_destroy(hb_queue *q);
 hb_status hb_queue_push(hb_queue *q, hb_job *j);
 
 /* hb_queue_take: a batch for the taker, or NULL. With wait, sleeps until
- * there is one or the queue closes (then NULL). CPU takers get fallback
- * batches first. Out of memory, it returns NULL and the messages stay
- * queued. */
+ * there is one or the queue closes (then NULL; a CPU taker waits on until
+ * hb_queue_fallbacks_final, taking what devices hand back). CPU takers get
+ * fallback batches first. A taker the scheduler turns down (limits->share)
+ * waits to be poked or for a new job, and asks again. Out of memory, it
+ * returns NULL and the messages stay queued. */
 hb_batch *hb_queue_take(hb_queue *q, hb_taker taker, const hb_take_limits *limits, int wait);
 
 /* hb_queue_take_own: for hb_sha1_batch's thread about to wait on j: a batch of j's own
@@ -92,6 +111,18 @@ hb_batch *hb_queue_take(hb_queue *q, hb_taker taker, const hb_take_limits *limit
  * (so the waiter hashes them itself instead of waking a worker); else
  * NULL. */
 hb_batch *hb_queue_take_own(hb_queue *q, hb_job *j, const hb_take_limits *limits);
+
+/* hb_queue_poke: the scheduler's picture changed (a batch finished):
+ * takers it turned down ask again. Cheap when none waits. */
+void hb_queue_poke(hb_queue *q);
+
+/* hb_queue_let_cpu_take_jobs: from now on the pool hashes queued jobs too
+ * (no device is left). */
+void hb_queue_let_cpu_take_jobs(hb_queue *q);
+
+/* hb_queue_fallbacks_final: every device worker has stopped: CPU takers
+ * waiting for fallbacks during close may leave. */
+void hb_queue_fallbacks_final(hb_queue *q);
 
 /* hb_queue_push_fallback: hands a batch to the CPU pool. */
 void hb_queue_push_fallback(hb_queue *q, hb_batch *b);

@@ -11,34 +11,54 @@
  * dropped: its jobs end at once. Digests from the multi-buffer lanes are
  * our code's, not OpenSSL's, so they are verified as a device's are
  * (none, a sample, all); on a mismatch the batch is recomputed by OpenSSL
- * and the engine's pool stops using the lanes.
- * Must not: touch OpenCL.
+ * and the engine's pool stops using the lanes. Each batch taken from the
+ * jobs tells the scheduler what it took (the thread's time), so the pool's
+ * model learns, and pokes the queue (a decision may have changed).
+ * Must not: touch OpenCL, or the queue's fields.
  */
+#include <time.h>
+
 #include "backend_cpu.h"
 #include "engine_internal.h"
 #include "fault.h"
 #include "mb/mb_costs.h"
 #include "verify.h"
 
-#define CPU_TAKE_BYTES ((uint64_t)256 << 10)
-#define CPU_TAKE_MESSAGES 1024u
+/* A take is sized by time, from the pool's model: about this much of one
+ * thread's work. Long enough that a take's own cost (the queue's lock, a
+ * batch's bookkeeping: a microsecond or two) stays near 1%; short enough
+ * that the last takes of a job end close together on every thread and a
+ * cancel or a close is answered at once. A design target, not a
+ * measurement: the sizes it gives follow the machine's measured speed. */
+#define TAKE_TARGET_NS 200000.0
+#define TAKE_BYTES_MIN ((uint64_t)64 << 10)
+#define TAKE_BYTES_MAX ((uint64_t)64 << 20)
+#define TAKE_MESSAGES_MAX 65536u
 
-hb_take_limits hb_cpu_take_limits_for(hb_cpu_impl impl)
+static uint64_t clamp_u64(double x, uint64_t lo, uint64_t hi)
+{
+    return !(x > (double)lo) ? lo : x > (double)hi ? hi : (uint64_t)x;
+}
+
+hb_take_limits hb_cpu_take_limits_for(hb_cpu_impl impl, const hb_cost_terms model[HB_COST_CLASSES])
 {
     unsigned lanes = hb_cpu_impl_describe(impl)->lanes;
+    const hb_cost_terms *shorts = &model[0], *mids = &model[1];
+    uint64_t bytes = clamp_u64(TAKE_TARGET_NS / mids->ns_per_byte, TAKE_BYTES_MIN, TAKE_BYTES_MAX);
+    double per_short = shorts->ns_per_message + 64.0 * shorts->ns_per_byte;
+    size_t messages =
+        (size_t)clamp_u64(TAKE_TARGET_NS / per_short, lanes ? lanes : 1, TAKE_MESSAGES_MAX);
     if (lanes == 0) { /* OpenSSL hashes one at a time: a long message is a take of its own */
-        hb_take_limits one_by_one = {.max_bytes = CPU_TAKE_BYTES,
-                                     .max_messages = CPU_TAKE_MESSAGES,
-                                     .long_above = CPU_TAKE_BYTES,
-                                     .long_max = 1};
+        hb_take_limits one_by_one = {
+            .max_bytes = bytes, .max_messages = messages, .long_above = bytes, .long_max = 1};
         return one_by_one;
     }
     /* Lanes fill only from takes of at least `lanes` messages: messages
      * above a lane's share of the byte budget are long, and a take holds
      * as many long ones as there are lanes. */
-    uint64_t lane_share = CPU_TAKE_BYTES / 4;
+    uint64_t lane_share = bytes / lanes;
     hb_take_limits in_lanes = {.max_bytes = lane_share * lanes,
-                               .max_messages = CPU_TAKE_MESSAGES,
+                               .max_messages = messages,
                                .long_above = lane_share,
                                .long_max = lanes};
     return in_lanes;
@@ -51,20 +71,6 @@ size_t hb_cpu_take_share_below(hb_cpu_impl impl, unsigned threads)
     hb_mb_costs c = hb_mb_costs_of(impl);
     double by_openssl = c.lanes_ns / c.one_ns; /* messages a step is worth */
     return (size_t)(by_openssl * threads) + 1;
-}
-
-static hb_batch *next_batch(hb_engine *e)
-{
-    for (;;) {
-        hb_batch *b = hb_queue_take(&e->queue, HB_TAKER_CPU, &e->pool_limits, 1);
-        if (b != NULL || atomic_load(&e->devices_done))
-            return b;
-        /* closing, but a device may still hand work back: wait for it */
-        pthread_mutex_lock(&e->queue.lock);
-        if (e->queue.fallback_head == NULL && !atomic_load(&e->devices_done))
-            pthread_cond_wait(&e->queue.cpu_work, &e->queue.lock);
-        pthread_mutex_unlock(&e->queue.lock);
-    }
 }
 
 int hb_batch_keep_going(void *batch, uint64_t bytes)
@@ -109,12 +115,12 @@ static size_t shortest_message(const hb_msg *m, size_t n)
 static int verify_lanes(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_cpu_watch *w,
                         int *stopped)
 {
-    uint64_t rng = hb_engine_next_random(e);
+    uint64_t rng = hb_counters_next_random(&e->counters);
     size_t must = shortest_message(m, n); /* the batch's one sure check, at least cost */
     hb_verify_result check = {0, 0};
     hb_status st = hb_verify_batch(m, n, (const hb_digest *)out, e->settings.verify,
                                    e->settings.sample_per_mille, &must, n > 0, &rng, w, &check);
-    hb_engine_count_verify(e, check.checked, check.mismatches);
+    hb_counters_verify(&e->counters, check.checked, check.mismatches);
     if (st == HB_ERR_CANCELLED) {
         *stopped = 1;
         return 0;
@@ -123,7 +129,7 @@ static int verify_lanes(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out,
         return 1;
     if (check.mismatches > 0)
         hb_engine_distrust_cpu_lanes(e);
-    hb_engine_count_fallback(e);
+    hb_counters_fallback(&e->counters);
     *stopped = !hb_cpu_hash_watched(HB_CPU_IMPL_SHA_NI, m, NULL, n, out, w, NULL);
     return 0;
 }
@@ -143,14 +149,34 @@ int hb_cpu_hash_checked(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out,
     return !stopped;
 }
 
+/* A test build's fault plan may hold a pool batch up, as a slow or busy
+ * CPU would. */
+static uint64_t inject_delay(hb_engine *e)
+{
+    uint64_t ns = hb_fault_delay(&e->faults, HB_FAULT_DELAY_CPU);
+    struct timespec t = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    while (ns > 0 && nanosleep(&t, &t) != 0)
+        ;
+    return ns; /* counted as the batch's cost: a slow CPU, not a wait */
+}
+
 void hb_cpu_run_batch(hb_engine *e, hb_batch *b)
 {
-    uint64_t start = hb_now_ns();
+    double predicted_ns = b->predicted_ns;
+    uint64_t start = hb_now_ns(), cpu_start = hb_thread_cpu_ns();
     hb_cpu_watch watch = {hb_batch_keep_going, b, 0, 0};
     int whole = hb_batch_stop_reason(b) == HB_OK &&
                 hb_cpu_hash_checked(e, b->msgs, b->n, b->digests, &watch);
-    hb_worker pool = {.engine = e, .stats_index = e->cpu_stats_index};
-    hb_engine_count_batch(e, &pool, whole ? b : NULL, hb_now_ns() - start, 0);
+    uint64_t cost = hb_thread_cpu_ns() - cpu_start + inject_delay(e);
+    unsigned pool = e->counters.pool_index;
+    hb_counters_batch(&e->counters, pool, whole ? b : NULL, hb_now_ns() - start, 0);
+    if (predicted_ns >= 0) {
+        /* the model learns the thread's CPU time: with more threads than
+         * free cores (a caller helping, a device on the same cores) the
+         * wall time would count the waits for a core as hashing */
+        if (hb_sched_done(&e->sched, pool, b->n, b->bytes, predicted_ns, whole ? (double)cost : -1))
+            hb_queue_poke(&e->queue);
+    }
     if (whole)
         hb_batch_deliver(b, HB_OK);
     else
@@ -162,7 +188,7 @@ void *hb_cpu_worker_main(void *arg)
 {
     hb_worker *w = arg;
     hb_batch *b;
-    while ((b = next_batch(w->engine)) != NULL)
+    while ((b = hb_queue_take(&w->engine->queue, HB_TAKER_CPU, &w->engine->pool_limits, 1)) != NULL)
         hb_cpu_run_batch(w->engine, b);
     return NULL;
 }

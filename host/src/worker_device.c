@@ -13,11 +13,15 @@
  * cancelled, or the engine closing): if not, it enqueues no more, collects
  * what is in flight (the device reads the caller's bytes and writes its
  * states) and drops the batch, whose jobs then end at once; verification
- * stops the same way between pieces.
+ * stops the same way between pieces. Each batch it took from the jobs
+ * tells the scheduler what it added to the pipeline's time (from when it
+ * was taken, or the previous batch was done, whichever is later, to when
+ * it is done), so the device's model learns.
  * Must not: call OpenCL except through backend_opencl.c, or let any batch
  * it took go undelivered.
  */
 #include <stdlib.h>
+#include <time.h>
 
 #include "engine_internal.h"
 #include "pack.h"
@@ -41,6 +45,7 @@ typedef struct device_batch {
     size_t collected;
     hb_status stopped; /* not HB_OK: no more launches; dropped once
                           those enqueued are collected */
+    uint64_t taken_ns; /* when the worker took it */
     struct device_batch *next;
 } device_batch;
 
@@ -53,6 +58,7 @@ typedef struct {
     hb_take_limits short_limits;
     int broken; /* an error handed everything back: stop the current batch */
     int quarantined;
+    uint64_t last_done_ns; /* when the previous batch was done */
 } device_loop;
 
 static void unlink_batch(device_loop *loop, device_batch *db)
@@ -61,6 +67,23 @@ static void unlink_batch(device_loop *loop, device_batch *db)
     while (*at != db)
         at = &(*at)->next;
     *at = db->next;
+}
+
+/* The scheduler learns what db cost the device (ok), or only that it is
+ * no longer the device's (dropped, handed back). */
+static void tell_scheduler(device_loop *loop, device_batch *db, int ok)
+{
+    hb_batch *b = db->batch;
+    if (b->predicted_ns < 0)
+        return;
+    uint64_t now = hb_now_ns();
+    uint64_t from = db->taken_ns > loop->last_done_ns ? db->taken_ns : loop->last_done_ns;
+    loop->last_done_ns = now;
+    int moved = hb_sched_done(&loop->engine->sched, loop->worker->stats_index, b->n, b->bytes,
+                              b->predicted_ns, ok ? (double)(now - from) : -1);
+    b->predicted_ns = -1; /* told once */
+    if (moved)
+        hb_queue_poke(&loop->engine->queue);
 }
 
 static void free_device_batch(device_batch *db)
@@ -92,7 +115,8 @@ static size_t *one_per_launch(const device_batch *db, uint64_t *rng)
 static void drop_batch(device_loop *loop, device_batch *db, hb_status reason)
 {
     unlink_batch(loop, db);
-    hb_engine_count_batch(loop->engine, loop->worker, NULL, 0, db->collected);
+    tell_scheduler(loop, db, 0);
+    hb_counters_batch(&loop->engine->counters, loop->worker->stats_index, NULL, 0, db->collected);
     hb_batch_abandon(db->batch, reason);
     hb_batch_free(db->batch);
     free_device_batch(db);
@@ -110,7 +134,7 @@ static void complete_batch(device_loop *loop, device_batch *db)
     }
     if (db->uniform_per_launch == 0)
         hb_states_to_digests(b->digests, b->n);
-    uint64_t rng = hb_engine_next_random(e);
+    uint64_t rng = hb_counters_next_random(&e->counters);
     hb_verify_result check = {0, 0};
     hb_cpu_watch watch = {hb_batch_keep_going, b, 0, 0};
     size_t *picks = one_per_launch(db, &rng);
@@ -119,24 +143,27 @@ static void complete_batch(device_loop *loop, device_batch *db)
                                                    e->settings.verify, e->settings.sample_per_mille,
                                                    picks, db->launches, &rng, &watch, &check);
     free(picks);
-    hb_engine_count_verify(e, check.checked, check.mismatches);
+    hb_counters_verify(&e->counters, check.checked, check.mismatches);
     if (st == HB_ERR_CANCELLED) {
         drop_batch(loop, db, hb_batch_stop_reason(b));
         return;
     }
     unlink_batch(loop, db);
-    hb_engine_count_batch(e, loop->worker, NULL, 0, db->launches);
-    if (st != HB_OK || check.mismatches > 0) {
+    unsigned me = loop->worker->stats_index;
+    hb_counters_batch(&e->counters, me, NULL, 0, db->launches);
+    int good = st == HB_OK && check.mismatches == 0;
+    tell_scheduler(loop, db, good);
+    if (!good) {
         /* never deliver a doubtful batch: the CPU recomputes all of it */
-        hb_engine_count_fallback(e);
+        hb_counters_fallback(&e->counters);
         hb_queue_push_fallback(&e->queue, b);
         if (check.mismatches > 0) {
             loop->quarantined = 1;
-            hb_engine_quarantine(e, loop->worker);
+            hb_counters_quarantine(&e->counters, me, &e->sched, &e->queue);
         }
     } else {
         loop->worker->consecutive_errors = 0;
-        hb_engine_count_batch(e, loop->worker, b, 0, 0);
+        hb_counters_batch(&e->counters, me, b, 0, 0);
         hb_batch_deliver(b, HB_OK);
         hb_batch_free(b);
     }
@@ -152,6 +179,7 @@ static void fail_all(device_loop *loop)
     while (loop->in_flight != NULL) {
         device_batch *db = loop->in_flight;
         loop->in_flight = db->next;
+        tell_scheduler(loop, db, 0);
         if (e->settings.cpu_fallback) {
             hb_queue_push_fallback(&e->queue, db->batch);
         } else {
@@ -162,10 +190,11 @@ static void fail_all(device_loop *loop)
         free_device_batch(db);
     }
     loop->broken = 1;
-    hb_engine_count_device_error(e, loop->worker, e->settings.cpu_fallback ? handed_back : 0);
+    unsigned me = loop->worker->stats_index;
+    hb_counters_device_error(&e->counters, me, e->settings.cpu_fallback ? handed_back : 0);
     if (++loop->worker->consecutive_errors >= HB_QUARANTINE_AFTER_ERRORS) {
         loop->quarantined = 1;
-        hb_engine_quarantine(e, loop->worker);
+        hb_counters_quarantine(&e->counters, me, &e->sched, &e->queue);
     }
 }
 
@@ -184,9 +213,19 @@ static uint64_t launch_bytes(const device_batch *db, size_t k)
     return blocks * HB_BLOCK_BYTES;
 }
 
+/* A test build's fault plan may hold a launch up, as a slow device would. */
+static void inject_delay(device_loop *loop)
+{
+    uint64_t ns = hb_fault_delay(&loop->engine->faults, HB_FAULT_DELAY_DEVICE);
+    struct timespec t = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    while (ns > 0 && nanosleep(&t, &t) != 0)
+        ;
+}
+
 static void collect_one(device_loop *loop)
 {
     void *tag = NULL;
+    inject_delay(loop);
     if (hb_opencl_collect(loop->cl, &tag, &loop->engine->error) != HB_OK) {
         fail_all(loop);
         return;
@@ -286,6 +325,8 @@ static void run_batch(device_loop *loop, hb_batch *b, int may_interleave)
 {
     device_batch *db = calloc(1, sizeof *db);
     hb_span span = {NULL, 0};
+    if (db != NULL)
+        db->taken_ns = hb_now_ns();
     size_t uniform = db != NULL ? uniform_launch_size(loop, b, &span) : 0;
     if (uniform > 0) {
         db->batch = b;
@@ -302,6 +343,9 @@ static void run_batch(device_loop *loop, hb_batch *b, int may_interleave)
     if (db == NULL || hb_plan_build(&db->plan, b->msgs, b->n, hb_opencl_staging_bytes(loop->cl),
                                     mixed) != HB_OK) {
         free(db);
+        if (b->predicted_ns >= 0)
+            hb_sched_done(&loop->engine->sched, loop->worker->stats_index, b->n, b->bytes,
+                          b->predicted_ns, -1);
         hb_queue_push_fallback(&loop->engine->queue, b); /* the CPU needs no plan */
         return;
     }
@@ -336,6 +380,9 @@ static void init_loop(device_loop *loop, hb_worker *w)
         .long_above = staging / 4,
         .long_max = HB_LANES,
         .refuse_long = 0,
+        .share = hb_sched_share_for,
+        .taken = hb_sched_taken_for,
+        .share_ctx = &w->taker,
     };
     loop->short_limits = loop->limits;
     loop->short_limits.refuse_long = 1;
@@ -350,7 +397,8 @@ void *hb_device_worker_main(void *arg)
     while (!loop.quarantined) {
         int idle = hb_opencl_in_flight(loop.cl) == 0;
         if (idle && busy_since != 0) {
-            hb_engine_count_batch(w->engine, w, NULL, hb_now_ns() - busy_since, 0);
+            hb_counters_batch(&w->engine->counters, w->stats_index, NULL, hb_now_ns() - busy_since,
+                              0);
             busy_since = 0;
         }
         if (hb_opencl_free_slots(loop.cl) > 0) {
@@ -371,6 +419,6 @@ void *hb_device_worker_main(void *arg)
     while (hb_opencl_in_flight(loop.cl) > 0 && loop.in_flight != NULL)
         collect_one(&loop);
     if (busy_since != 0)
-        hb_engine_count_batch(w->engine, w, NULL, hb_now_ns() - busy_since, 0);
+        hb_counters_batch(&w->engine->counters, w->stats_index, NULL, hb_now_ns() - busy_since, 0);
     return NULL;
 }

@@ -45,7 +45,7 @@ void files_lanes_init(files_io_thread *t, hb_cpu_impl impl)
     s->area = malloc(s->piece_bytes * s->capacity);
     if (s->area == NULL)
         s->capacity = 0; /* no room for the set: stream one at a time */
-    s->rng = hb_engine_next_random(t->job->engine);
+    s->rng = hb_counters_next_random(&t->job->engine->counters);
 }
 
 void files_lanes_free(files_io_thread *t)
@@ -136,7 +136,7 @@ static int check_round(files_io_thread *t, hb_mb_stream *const *streams, const u
         hb_sha1_openssl_blocks(want.h, data[k], len[k] / HB_MB_BLOCK);
         mismatches += memcmp(want.h, streams[k]->h, sizeof want.h) != 0;
     }
-    hb_engine_count_verify(e, nchecked, mismatches);
+    hb_counters_verify(&e->counters, nchecked, mismatches);
     if (mismatches == 0)
         return 1;
     hb_engine_distrust_cpu_lanes(e);

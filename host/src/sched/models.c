@@ -1,0 +1,93 @@
+/*
+ * models.c - model cache keys, and the cache-or-calibrate choice.
+ *
+ * Owns: what models.h says. A key names everything that changes a
+ * backend's costs: this library's version, the host, the CPU model, the
+ * pool's implementation, a device's platform, name, driver version and
+ * the shape it runs (hb_opencl_describe: lanes per work-item, in place or
+ * packed, launches in flight). Keys hold no tabs or newlines.
+ * Must not: print.
+ */
+#include "sched/models.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "sched/calibrate.h"
+#include "sched/model_cache.h"
+
+/* The CPU's model name, from /proc/cpuinfo ("" where there is none). */
+static void cpu_model(char *out, size_t size)
+{
+    out[0] = '\0';
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon != NULL) {
+            snprintf(out, size, "%s", colon + 2);
+            break;
+        }
+    }
+    if (f != NULL)
+        fclose(f);
+}
+
+/* Control characters (tabs and newlines included) become spaces. */
+static void sanitize(char *key)
+{
+    for (char *c = key; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = ' ';
+}
+
+static void make_key(hb_model_seed *s)
+{
+    char host[128] = "", cpu[256];
+    gethostname(host, sizeof host - 1);
+    cpu_model(cpu, sizeof cpu);
+    int used = snprintf(s->key, sizeof s->key, "hashbatch %d.%d.%d | host %s | cpu %s | ",
+                        HB_VERSION_MAJOR, HB_VERSION_MINOR, HB_VERSION_PATCH, host, cpu);
+    size_t at = used > 0 && (size_t)used < sizeof s->key ? (size_t)used : 0;
+    if (s->device == NULL)
+        snprintf(s->key + at, sizeof s->key - at, "%s %s", s->ops->kind, s->ops->describe(s->self));
+    else
+        snprintf(s->key + at, sizeof s->key - at, "%s %s | %s | driver %s | %s", s->ops->kind,
+                 s->device->platform_name, s->device->name, s->device->driver_version,
+                 s->ops->describe(s->self));
+    sanitize(s->key);
+}
+
+hb_status hb_models_seed(hb_model_seed *seeds, size_t n, int force, uint64_t *calibration_ns,
+                         int *from_cache, hb_error_slot *err)
+{
+    char path[1024];
+    int cache = hb_model_cache_path(path, sizeof path);
+    hb_calibration_data data = {0};
+    hb_status st = HB_OK;
+    uint64_t start = hb_now_ns();
+    *from_cache = 1;
+    for (size_t i = 0; i < n && st == HB_OK; i++) {
+        make_key(&seeds[i]);
+        if (!force && cache && hb_model_cache_load(path, seeds[i].key, seeds[i].terms))
+            continue;
+        *from_cache = 0;
+        if (data.bytes == NULL && (st = hb_calibration_data_init(&data)) != HB_OK)
+            break;
+        st = hb_calibrate(&data, seeds[i].ops, seeds[i].self, seeds[i].terms, err);
+        if (st == HB_OK && cache)
+            hb_model_cache_store(path, seeds[i].key, seeds[i].terms);
+    }
+    hb_calibration_data_free(&data);
+    *calibration_ns = *from_cache ? 0 : hb_now_ns() - start;
+    return st;
+}
+
+void hb_models_store(const char *key, const hb_cost_terms terms[HB_COST_CLASSES])
+{
+    char path[1024];
+    if (hb_model_cache_path(path, sizeof path))
+        hb_model_cache_store(path, key, terms);
+}

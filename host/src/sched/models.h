@@ -1,0 +1,44 @@
+/*
+ * models.h - each backend's first cost model, from the cache or measured.
+ *
+ * Owns: the model cache keys (library version, host, CPU model, and for
+ * a device its platform, name, driver and shape; for the pool its CPU
+ * implementation), the choice between the cache and a calibration at
+ * open, and storing what the run refined at close.
+ * Must not: start threads, or fail an engine open over the cache (a bad
+ * cache is a missing one).
+ */
+#ifndef HB_MODELS_H
+#define HB_MODELS_H
+
+#include <stdint.h>
+
+#include "backend.h"
+#include "devices.h"
+#include "error.h"
+#include "hashbatch.h"
+
+#define HB_MODEL_KEY_BYTES 512
+
+/* What open needs to know for each backend's model. */
+typedef struct {
+    const hb_backend_ops *ops;
+    void *self;
+    const hb_device_info *device; /* NULL: not an OpenCL device */
+    char key[HB_MODEL_KEY_BYTES];
+    hb_cost_terms terms[HB_COST_CLASSES];
+} hb_model_seed;
+
+/* hb_models_seed: fills each seed's key and terms: from the cache file
+ * when it has fresh terms for the key (unless force), else by calibrating
+ * the backend, then stored. *calibration_ns is the time spent measuring
+ * (0 when everything came from the cache: *from_cache 1). Fails only when
+ * a device fails its calibration launches (HB_ERR_DEVICE, err says why)
+ * or memory runs out. */
+hb_status hb_models_seed(hb_model_seed *seeds, size_t n, int force, uint64_t *calibration_ns,
+                         int *from_cache, hb_error_slot *err);
+
+/* hb_models_store: the refined terms of one backend, for its key. */
+void hb_models_store(const char *key, const hb_cost_terms terms[HB_COST_CLASSES]);
+
+#endif /* HB_MODELS_H */
