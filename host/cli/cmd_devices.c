@@ -329,10 +329,15 @@ static void print_text(const devices_report *r)
            r->cpu_threads == 1 ? "" : "s", r->sha_ni ? "yes" : "no",
            r->cpu_impl_from_env ? " (" CPU_IMPL_ENV ")" : "");
     text_cpu_impls(r);
-    if (r->pick != NULL)
-        printf("auto: opencl %u:%u %.*s (%s)\n", r->pick->platform_index, r->pick->device_index,
-               FIELD(r->pick, name), auto_reason(r));
-    else
+    if (r->pick != NULL) {
+        printf("auto: every backend, under the scheduler:");
+        for (size_t i = 0; i < r->count; i++)
+            if (r->dev[i].available)
+                printf(" opencl %u:%u %.*s,", r->dev[i].platform_index, r->dev[i].device_index,
+                       FIELD(&r->dev[i], name));
+        printf(" and the cpu pool (--backend opencl alone: opencl %u:%u, %s)\n",
+               r->pick->platform_index, r->pick->device_index, auto_reason(r));
+    } else
         printf("auto: cpu pool, %s, %u thread%s (%s)\n", how, r->cpu_threads,
                r->cpu_threads == 1 ? "" : "s", auto_reason(r));
     env_note();

@@ -54,6 +54,12 @@ size_t hb_opencl_uniform_lanes(const hb_opencl *cl);
  * one buffer's reach, which *span then covers. */
 int hb_opencl_uniform_batch(const hb_opencl *cl, const hb_msg *m, size_t n, hb_span *span);
 
+/* hb_opencl_uniform_launch_size: how many messages each uniform launch
+ * of the batch m[0..n) takes, with *span the bytes they read; 0 when the
+ * batch does not run as uniform launches (too few messages, too long, of
+ * different lengths, out of one buffer's reach, or no uniform kernel). */
+size_t hb_opencl_uniform_launch_size(const hb_opencl *cl, const hb_msg *m, size_t n, hb_span *span);
+
 /* hb_opencl_enqueue_uniform: starts one launch hashing m[0..n) (at most
  * hb_opencl_uniform_lanes), all of m[0].len bytes, straight from their
  * bytes within batch_span (from hb_opencl_uniform_batch over a batch that
@@ -78,7 +84,8 @@ hb_status hb_opencl_collect(hb_opencl *cl, void **tag, hb_error_slot *err);
  * the caller keeps track of its batches. */
 void hb_opencl_reset(hb_opencl *cl);
 
-/* hb_opencl_hash: a whole batch, synchronously: out[i] = SHA-1(m[i]).
+/* hb_opencl_hash: a whole batch, synchronously: out[i] = SHA-1(m[i]), in
+ * the launches the device worker would use (uniform, in place, packed).
  * *launches counts kernel launches. */
 hb_status hb_opencl_hash(hb_opencl *cl, const hb_msg *m, size_t n, hb_digest *out,
                          hb_fault_state *faults, uint64_t *launches, hb_error_slot *err);

@@ -30,11 +30,6 @@
 #include "verify.h"
 
 #define TAKE_STAGINGS 4u
-/* Batches of messages all this long or shorter, and all of one length,
- * run as uniform launches where the device has them: no plan, no state
- * round trip, digests written by the kernel. */
-#define UNIFORM_LENGTH_MAX 1024u
-#define UNIFORM_MESSAGES_MIN 64u
 
 typedef struct device_batch {
     hb_batch *batch;
@@ -279,22 +274,6 @@ static void interleave_short_work(device_loop *loop)
         run_batch(loop, b, 0);
 }
 
-/* Whether b can run as uniform launches: enough messages, all of one
- * short length, each launch's messages close enough to map. */
-static size_t uniform_launch_size(const device_loop *loop, const hb_batch *b, hb_span *span)
-{
-    size_t per = hb_opencl_uniform_lanes(loop->cl);
-    if (per == 0 || b->n < UNIFORM_MESSAGES_MIN || b->msgs[0].len > UNIFORM_LENGTH_MAX ||
-        !hb_opencl_uniform_batch(loop->cl, b->msgs, b->n, span))
-        return 0;
-    /* launches of about two staging buffers' bytes (a uniform launch uses
-     * no staging): half as many launch costs as one buffer's worth, 64 B x
-     * 1,000,000 went from 65 to 74-83 M msg/s; four buffers' did no better */
-    size_t by_bytes = 2 * hb_opencl_staging_bytes(loop->cl) / (b->msgs[0].len + HB_BLOCK_BYTES);
-    per = by_bytes < per ? by_bytes : per;
-    return per < HB_LANES ? HB_LANES : per / HB_LANES * HB_LANES;
-}
-
 static int enqueue_uniform(device_loop *loop, device_batch *db, size_t k)
 {
     while (!loop->broken && hb_opencl_free_slots(loop->cl) == 0)
@@ -327,7 +306,7 @@ static void run_batch(device_loop *loop, hb_batch *b, int may_interleave)
     hb_span span = {NULL, 0};
     if (db != NULL)
         db->taken_ns = hb_now_ns();
-    size_t uniform = db != NULL ? uniform_launch_size(loop, b, &span) : 0;
+    size_t uniform = db != NULL ? hb_opencl_uniform_launch_size(loop->cl, b->msgs, b->n, &span) : 0;
     if (uniform > 0) {
         db->batch = b;
         db->uniform_per_launch = uniform;

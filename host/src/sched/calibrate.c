@@ -15,7 +15,7 @@
 #include "sched/cost_model.h"
 
 #define DATA_BYTES ((size_t)8 << 20)
-#define MESSAGES_MAX 1024u
+#define MESSAGES_MAX 16384u
 #define RUNS 3
 
 /* One workload: n messages of len bytes each, laid end to end. */
@@ -25,7 +25,7 @@ typedef struct {
 
 /* Per class: two workloads with different mean lengths (the per-message
  * and per-byte terms come from their difference); long has one. */
-static const workload SHORT_A = {1024, 64}, SHORT_B = {1024, 512};
+static const workload SHORT_A = {16384, 64}, SHORT_B = {16384, 256};
 static const workload MID_A = {256, 4096}, MID_B = {64, 65536};
 static const workload LONG_A = {16, 512u << 10};
 static const workload LONE = {1, 64};

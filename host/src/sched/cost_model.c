@@ -32,7 +32,7 @@ int hb_cost_terms_valid(const hb_cost_terms *t)
     return 1;
 }
 
-static double variable_part(const hb_cost_terms *t, uint64_t n, uint64_t bytes)
+static double work_of(const hb_cost_terms *t, uint64_t n, uint64_t bytes)
 {
     return (double)n * t->ns_per_message + (double)bytes * t->ns_per_byte;
 }
@@ -40,7 +40,19 @@ static double variable_part(const hb_cost_terms *t, uint64_t n, uint64_t bytes)
 double hb_cost_predict(const hb_cost_model *m, uint64_t n, uint64_t bytes)
 {
     const hb_cost_terms *t = &m->terms[hb_cost_class_of(n, bytes)];
-    return t->fixed_ns + variable_part(t, n, bytes);
+    return t->fixed_ns + work_of(t, n, bytes);
+}
+
+void hb_cost_seed(hb_cost_model *m, const hb_cost_terms terms[HB_COST_CLASSES])
+{
+    for (unsigned c = 0; c < HB_COST_CLASSES; c++) {
+        m->terms[c] = terms[c];
+        m->shape[c] = terms[c];
+        if (m->shape[c].ns_per_message <= 0 && m->shape[c].ns_per_byte <= 0)
+            m->shape[c].ns_per_byte = 1e-3; /* rates of some shape to scale */
+        m->learnt[c] = 0;
+    }
+    m->frozen = 0;
 }
 
 /* x moved LEARN_RATE of the way toward x * ratio, ratio clamped. */
@@ -53,21 +65,38 @@ static double step_toward(double x, double ratio)
     return x * (1.0 + LEARN_RATE * (ratio - 1.0));
 }
 
+/* The rates of t from a batch whose work at them is var and whose time
+ * beyond the fixed cost was rest; rates that are nothing yet start from
+ * the shape's, scaled to this batch. */
+static void learn_rates(hb_cost_terms *t, const hb_cost_terms *shape, double var, double rest,
+                        uint64_t n, uint64_t bytes)
+{
+    if (var <= 1.0) {
+        double at_shape = work_of(shape, n, bytes);
+        double k = at_shape > 0 && rest > 0 ? rest / at_shape : 0;
+        t->ns_per_message = k * shape->ns_per_message;
+        t->ns_per_byte = k * shape->ns_per_byte;
+        return;
+    }
+    t->ns_per_message = step_toward(t->ns_per_message, rest / var);
+    t->ns_per_byte = step_toward(t->ns_per_byte, rest / var);
+}
+
 void hb_cost_learn(hb_cost_model *m, uint64_t n, uint64_t bytes, double measured_ns)
 {
     if (m->frozen || !(measured_ns >= 0) || !isfinite(measured_ns))
         return;
     unsigned c = hb_cost_class_of(n, bytes);
     hb_cost_terms *t = &m->terms[c];
-    double var = variable_part(t, n, bytes);
-    if (t->fixed_ns >= var) {
+    double var = work_of(t, n, bytes);
+    if (n <= HB_COST_FEW_MESSAGES) {
         double fixed_seen = measured_ns - var;
-        t->fixed_ns = step_toward(t->fixed_ns > 0 ? t->fixed_ns : 1.0,
-                                  fixed_seen / (t->fixed_ns > 0 ? t->fixed_ns : 1.0));
+        if (t->fixed_ns > 0)
+            t->fixed_ns = step_toward(t->fixed_ns, fixed_seen / t->fixed_ns);
+        else
+            t->fixed_ns = fixed_seen > 0 ? fixed_seen : 0;
     } else {
-        double ratio = (measured_ns - t->fixed_ns) / var;
-        t->ns_per_message = step_toward(t->ns_per_message, ratio);
-        t->ns_per_byte = step_toward(t->ns_per_byte, ratio);
+        learn_rates(t, &m->shape[c], var, measured_ns - t->fixed_ns, n, bytes);
     }
     m->learnt[c]++;
 }

@@ -20,11 +20,19 @@
 #define HB_COST_SHORT_BELOW 1024u
 #define HB_COST_MID_BELOW (256u << 10)
 
+/* A batch of at most this many messages costs mostly its fixed part: it
+ * teaches the fixed term; bigger ones teach the rates. */
+#define HB_COST_FEW_MESSAGES 16u
+
 typedef struct {
     hb_cost_terms terms[HB_COST_CLASSES];
-    uint64_t learnt[HB_COST_CLASSES]; /* batches each class learnt from */
-    int frozen;                       /* a test fixed the terms: no learning */
+    hb_cost_terms shape[HB_COST_CLASSES]; /* the rates' ratio, from the seed */
+    uint64_t learnt[HB_COST_CLASSES];     /* batches each class learnt from */
+    int frozen;                           /* a test fixed the terms: no learning */
 } hb_cost_model;
+
+/* hb_cost_seed: m starts from terms (a calibration's, or the cache's). */
+void hb_cost_seed(hb_cost_model *m, const hb_cost_terms terms[HB_COST_CLASSES]);
 
 /* hb_cost_class_of: the class of a batch of n messages holding bytes. */
 unsigned hb_cost_class_of(uint64_t n, uint64_t bytes);
@@ -35,13 +43,13 @@ int hb_cost_terms_valid(const hb_cost_terms *t);
 /* hb_cost_predict: the predicted ns of a batch of n messages, bytes. */
 double hb_cost_predict(const hb_cost_model *m, uint64_t n, uint64_t bytes);
 
-/* hb_cost_learn: a batch of n messages and bytes took measured_ns: moves
- * its class's terms a quarter of the way toward what would have predicted it. The part
- * of the prediction that dominates learns: the fixed term for batches
- * where it outweighs the rest, else the per-message and per-byte terms
- * together (their ratio, from the calibration, stays). One batch moves a
- * term by at most a factor of 8, so a stray measurement cannot wreck it,
- * and a backend that turned slow is found out within a few batches. */
+/* hb_cost_learn: a batch of n messages and bytes took measured_ns: its
+ * class's terms move a quarter of the way toward what would have
+ * predicted it. A batch of few messages (HB_COST_FEW_MESSAGES) moves the
+ * fixed term, a bigger one the per-message and per-byte rates together
+ * (their ratio stays the seed's). One batch moves a term by at most a
+ * factor of 8, so a stray measurement cannot wreck it, and a backend that
+ * turns slow is found out within a few batches. */
 void hb_cost_learn(hb_cost_model *m, uint64_t n, uint64_t bytes, double measured_ns);
 
 #endif /* HB_COST_MODEL_H */

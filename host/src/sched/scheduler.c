@@ -33,9 +33,10 @@ unsigned hb_sched_add(hb_sched *s, const hb_cost_terms terms[HB_COST_CLASSES], u
     unsigned k = s->n < HB_SCHED_MAX ? s->n++ : HB_SCHED_MAX - 1;
     hb_sched_backend *b = &s->b[k];
     memset(b, 0, sizeof *b);
-    memcpy(b->model.terms, terms, sizeof b->model.terms);
+    hb_cost_seed(&b->model, terms);
     b->group = group;
     b->parallel = parallel > 0 ? parallel : 1;
+    b->side_by_side = b->parallel;
     b->takes_jobs = takes_jobs;
     b->learn_min = learn_min;
     pthread_mutex_unlock(&s->lock);
@@ -59,7 +60,7 @@ static void cost_of_all(const hb_sched_backend *b, uint64_t n, uint64_t bytes, d
                         double *work)
 {
     const hb_cost_terms *t = &b->model.terms[hb_cost_class_of(n, bytes)];
-    double side_by_side = b->parallel < n ? b->parallel : (double)(n > 0 ? n : 1);
+    double side_by_side = b->side_by_side < n ? b->side_by_side : (double)(n > 0 ? n : 1);
     *fixed = t->fixed_ns;
     *work = ((double)n * t->ns_per_message + (double)bytes * t->ns_per_byte) / side_by_side;
     if (*work < 1e-3)
@@ -197,6 +198,30 @@ double hb_sched_taken_for(void *taker, uint64_t n, uint64_t bytes)
     return hb_sched_taken(t->sched, t->index, n, bytes);
 }
 
+/* ---- side by side -------------------------------------------------------- */
+
+/* Each batch done makes the older ones' part in side_by_side weigh this
+ * much less. */
+#define SIDE_BY_SIDE_FORGET 0.95
+
+/* The wall time b had work in hand, up to now. */
+static void count_busy(hb_sched_backend *b, double now)
+{
+    if (b->outstanding > 0 && now > b->last_event_ns)
+        b->busy_ns += now - b->last_event_ns;
+    b->last_event_ns = now;
+}
+
+static void count_work(hb_sched_backend *b, double work_ns)
+{
+    b->work_ns = b->work_ns * SIDE_BY_SIDE_FORGET + work_ns;
+    b->busy_ns *= SIDE_BY_SIDE_FORGET;
+    if (b->busy_ns > 0) {
+        double r = b->work_ns / b->busy_ns;
+        b->side_by_side = r < 1 ? 1 : r > b->parallel ? b->parallel : r;
+    }
+}
+
 /* ---- taking and finishing ---------------------------------------------------- */
 
 double hb_sched_taken(hb_sched *s, unsigned k, uint64_t n, uint64_t bytes)
@@ -206,7 +231,8 @@ double hb_sched_taken(hb_sched *s, unsigned k, uint64_t n, uint64_t bytes)
     double predicted = hb_cost_predict(&b->model, n, bytes);
     double now = (double)hb_now_ns();
     double start = b->outstanding > 0 && b->busy_until_ns > now ? b->busy_until_ns : now;
-    b->busy_until_ns = start + predicted / b->parallel;
+    b->busy_until_ns = start + predicted / b->side_by_side;
+    count_busy(b, now);
     b->outstanding++;
     pthread_mutex_unlock(&s->lock);
     return predicted;
@@ -219,6 +245,9 @@ int hb_sched_done(hb_sched *s, unsigned k, uint64_t n, uint64_t bytes, double pr
         measured_ns >= 0 && (measured_ns > 1.5 * predicted_ns || 1.5 * measured_ns < predicted_ns);
     pthread_mutex_lock(&s->lock);
     hb_sched_backend *b = &s->b[k];
+    count_busy(b, (double)hb_now_ns());
+    if (measured_ns >= 0 && b->parallel > 1)
+        count_work(b, measured_ns);
     int idle = b->outstanding > 0 && --b->outstanding == 0;
     if (idle)
         b->busy_until_ns = (double)hb_now_ns();
@@ -256,7 +285,9 @@ int hb_sched_force(hb_sched *s, unsigned k, const hb_cost_terms *terms)
     pthread_mutex_lock(&s->lock);
     int ok = k < s->n;
     if (ok && terms != NULL)
-        memcpy(s->b[k].model.terms, terms, sizeof s->b[k].model.terms);
+        hb_cost_seed(&s->b[k].model, terms);
+    else if (ok) /* learn from the terms as they are */
+        hb_cost_seed(&s->b[k].model, s->b[k].model.terms);
     if (ok)
         s->b[k].model.frozen = terms != NULL;
     pthread_mutex_unlock(&s->lock);

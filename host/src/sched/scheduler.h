@@ -45,6 +45,12 @@ typedef struct {
     double busy_until_ns;               /* when what it has taken should be done */
     unsigned outstanding;               /* batches taken, not yet done */
     uint64_t predicted_ns, measured_ns; /* over the batches done */
+    /* How many batches really run side by side (at most parallel): the
+     * time its batches took (thread time, for the pool) over the wall time
+     * it had work in hand, recent batches weighing most. A loaded machine,
+     * or jobs too small to reach every thread, bring it down. */
+    double side_by_side;
+    double work_ns, busy_ns, last_event_ns;
 } hb_sched_backend;
 
 typedef struct {
