@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# run.sh - the main job on the default device: installs what is missing,
+# run.sh - the main job on the default route: installs what is missing,
 # builds, lists the devices, then hashes every file under a folder
-# (default /usr/lib) with `hashbatch sum` on the device `auto` picks and
-# checks the result against sha1sum, line for line.
+# (default /usr/lib) with `hashbatch sum` (every backend, the scheduler
+# choosing) and checks the result against sha1sum, line for line.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-/usr/lib}
