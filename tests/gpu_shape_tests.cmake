@@ -15,11 +15,13 @@
 # installed library (the CLI links it) ignores the variable.
 
 set(HB_GPU_SHAPE_UNIT_SUITES test_errors test_devices test_lengths test_cavp test_collisions
-    test_faults test_random test_uniform test_files)
+    test_faults test_random test_uniform test_files test_sched)
 set(HB_GPU_SHAPE_SERVICE_SUITES test_jobs test_cancel_close test_threads test_fault_matrix
     test_stats)
-# no device used (test_huge, test_mb*); the switch's own suite; helpers
-set(HB_GPU_SHAPE_NOT_RERUN test_huge test_mb test_mb_streams test_gpu_shape test_util)
+# no device used (test_huge, test_mb*, the model cache's and the cost
+# model's arithmetic); the switch's own suite; helpers
+set(HB_GPU_SHAPE_NOT_RERUN test_huge test_mb test_mb_streams test_model_cache test_cost_model
+    test_gpu_shape test_util)
 
 # A suite added to tests/ or tests/service/ without a rerun (or a reason
 # to have none, in HB_GPU_SHAPE_NOT_RERUN) is named at configure time.

@@ -133,6 +133,8 @@ static void choose_pool_limits(hb_engine *e)
     int takes;
     hb_sched_read(&e->sched, e->pool_taker.index, model, &predicted, &measured, &takes);
     e->pool_limits = hb_cpu_take_limits_for(e->settings.cpu_impl, model);
+    hb_sched_set_takes(&e->sched, e->pool_taker.index, e->pool_limits.max_messages,
+                       e->pool_limits.max_bytes);
     e->pool_limits.share_among = e->settings.cpu_threads;
     e->pool_limits.share_below =
         hb_cpu_take_share_below(e->settings.cpu_impl, e->settings.cpu_threads);
@@ -166,6 +168,10 @@ static void register_backend(hb_engine *e, size_t i, const hb_model_seed *seed)
                  is_pool ? pool_participates(e) : 1, is_pool ? lanes : 0);
     memcpy(e->model_keys[k], seed->key, sizeof e->model_keys[k]);
     hb_sched_taker taker = {&e->sched, k};
+    if (!is_pool) {
+        hb_take_limits take = hb_device_take_limits(e->workers[i].device);
+        hb_sched_set_takes(&e->sched, k, take.max_messages, take.max_bytes);
+    }
     if (is_pool) {
         e->pool_taker = taker;
     } else {

@@ -75,6 +75,10 @@ void *hb_device_worker_main(void *worker);
  * (worker_cpu.c). */
 void hb_cpu_run_batch(hb_engine *e, hb_batch *b);
 
+/* hb_device_take_limits: what a device worker takes from the queue at
+ * once from cl: several staging buffers' worth (worker_device.c). */
+hb_take_limits hb_device_take_limits(hb_opencl *cl);
+
 /* hb_cpu_take_limits_for: what a CPU worker takes from the queue at once
  * when it hashes with impl, whose per-thread cost model is `model`: about
  * a fifth of a millisecond of work, and enough messages to fill its

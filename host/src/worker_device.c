@@ -344,13 +344,12 @@ static void run_batch(device_loop *loop, hb_batch *b, int may_interleave)
     }
 }
 
-static void init_loop(device_loop *loop, hb_worker *w)
+hb_take_limits hb_device_take_limits(hb_opencl *cl)
 {
-    size_t staging = hb_opencl_staging_bytes(w->device);
-    *loop = (device_loop){.worker = w, .engine = w->engine, .cl = w->device};
+    size_t staging = hb_opencl_staging_bytes(cl);
     /* several staging buffers per take: more messages of each length, so
      * the plan fills its launches; long messages a lane group at a time */
-    loop->limits = (hb_take_limits){
+    return (hb_take_limits){
         .max_bytes = staging * TAKE_STAGINGS,
         /* a staging buffer's lanes: with a million short messages, batches
          * of a quarter million keep the device busy while the previous
@@ -359,10 +358,16 @@ static void init_loop(device_loop *loop, hb_worker *w)
         .long_above = staging / 4,
         .long_max = HB_LANES,
         .refuse_long = 0,
-        .share = hb_sched_share_for,
-        .taken = hb_sched_taken_for,
-        .share_ctx = &w->taker,
     };
+}
+
+static void init_loop(device_loop *loop, hb_worker *w)
+{
+    *loop = (device_loop){.worker = w, .engine = w->engine, .cl = w->device};
+    loop->limits = hb_device_take_limits(w->device);
+    loop->limits.share = hb_sched_share_for;
+    loop->limits.taken = hb_sched_taken_for;
+    loop->limits.share_ctx = &w->taker;
     loop->short_limits = loop->limits;
     loop->short_limits.refuse_long = 1;
 }

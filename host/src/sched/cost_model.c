@@ -89,7 +89,7 @@ void hb_cost_learn(hb_cost_model *m, uint64_t n, uint64_t bytes, double measured
     unsigned c = hb_cost_class_of(n, bytes);
     hb_cost_terms *t = &m->terms[c];
     double var = work_of(t, n, bytes);
-    if (n <= HB_COST_FEW_MESSAGES) {
+    if (n <= HB_COST_FEW_MESSAGES && t->fixed_ns >= var) {
         double fixed_seen = measured_ns - var;
         if (t->fixed_ns > 0)
             t->fixed_ns = step_toward(t->fixed_ns, fixed_seen / t->fixed_ns);

@@ -20,8 +20,8 @@
 #define HB_COST_SHORT_BELOW 1024u
 #define HB_COST_MID_BELOW (256u << 10)
 
-/* A batch of at most this many messages costs mostly its fixed part: it
- * teaches the fixed term; bigger ones teach the rates. */
+/* Only a batch of at most this many messages, whose prediction is mostly
+ * its fixed part, teaches the fixed term; others teach the rates. */
 #define HB_COST_FEW_MESSAGES 16u
 
 typedef struct {
@@ -45,11 +45,15 @@ double hb_cost_predict(const hb_cost_model *m, uint64_t n, uint64_t bytes);
 
 /* hb_cost_learn: a batch of n messages and bytes took measured_ns: its
  * class's terms move a quarter of the way toward what would have
- * predicted it. A batch of few messages (HB_COST_FEW_MESSAGES) moves the
- * fixed term, a bigger one the per-message and per-byte rates together
- * (their ratio stays the seed's). One batch moves a term by at most a
- * factor of 8, so a stray measurement cannot wreck it, and a backend that
- * turns slow is found out within a few batches. */
+ * predicted it. A batch of few messages (HB_COST_FEW_MESSAGES) whose
+ * prediction is mostly the fixed term moves that term; any other batch
+ * (many messages, or a few long ones) moves the per-message and per-byte
+ * rates together (their ratio stays the seed's). Both conditions matter:
+ * by weight alone, a model seeded with everything in the fixed term would
+ * learn only that term from batches of any size; by count alone, takes
+ * of a few long messages (a lane group) would never correct the rates. One batch moves a term by at
+ * most a factor of 8, so a stray measurement cannot wreck it, and a backend that turns slow is
+ * found out within a few batches. */
 void hb_cost_learn(hb_cost_model *m, uint64_t n, uint64_t bytes, double measured_ns);
 
 #endif /* HB_COST_MODEL_H */

@@ -15,6 +15,9 @@
 
 #include "clock.h"
 
+/* side_by_side starts as if every thread had been busy this long. */
+#define SIDE_BY_SIDE_PRIOR_NS 2e6
+
 void hb_sched_init(hb_sched *s)
 {
     memset(s, 0, sizeof *s);
@@ -37,6 +40,11 @@ unsigned hb_sched_add(hb_sched *s, const hb_cost_terms terms[HB_COST_CLASSES], u
     b->group = group;
     b->parallel = parallel > 0 ? parallel : 1;
     b->side_by_side = b->parallel;
+    /* a prior of all its threads busy for a while, which the first
+     * batches' times (each one thread's, before the others have started)
+     * wear away rather than replace */
+    b->busy_ns = SIDE_BY_SIDE_PRIOR_NS;
+    b->work_ns = SIDE_BY_SIDE_PRIOR_NS * b->parallel;
     b->takes_jobs = takes_jobs;
     b->learn_min = learn_min;
     pthread_mutex_unlock(&s->lock);
@@ -53,16 +61,28 @@ typedef struct {
     double start_ns, work_ns;
 } group_offer;
 
-/* The time backend b needs for all the pending work: its fixed cost, and
- * the rest spread over its side-by-side batches (no more of them than
- * there are messages). */
+/* How many batches b needs for n messages holding bytes. */
+static double batches_for(const hb_sched_backend *b, uint64_t n, uint64_t bytes)
+{
+    double by_messages = b->take_messages ? ceil((double)n / (double)b->take_messages) : 1;
+    double by_bytes = b->take_bytes ? ceil((double)bytes / (double)b->take_bytes) : 1;
+    double most = by_messages > by_bytes ? by_messages : by_bytes;
+    return most > 1 ? most : 1;
+}
+
+/* The time backend b needs for all the pending work: its fixed cost
+ * before the first result, then the rest (every further batch's fixed
+ * cost, and the work) spread over its side-by-side batches (no more of
+ * them than there are messages). */
 static void cost_of_all(const hb_sched_backend *b, uint64_t n, uint64_t bytes, double *fixed,
                         double *work)
 {
     const hb_cost_terms *t = &b->model.terms[hb_cost_class_of(n, bytes)];
     double side_by_side = b->side_by_side < n ? b->side_by_side : (double)(n > 0 ? n : 1);
     *fixed = t->fixed_ns;
-    *work = ((double)n * t->ns_per_message + (double)bytes * t->ns_per_byte) / side_by_side;
+    *work = ((batches_for(b, n, bytes) - 1) * t->fixed_ns + (double)n * t->ns_per_message +
+             (double)bytes * t->ns_per_byte) /
+            side_by_side;
     if (*work < 1e-3)
         *work = 1e-3; /* free work would divide by zero below */
 }
@@ -261,6 +281,14 @@ int hb_sched_done(hb_sched *s, unsigned k, uint64_t n, uint64_t bytes, double pr
     moved |= idle && has_group_mates(s, k);
     pthread_mutex_unlock(&s->lock);
     return moved;
+}
+
+void hb_sched_set_takes(hb_sched *s, unsigned k, uint64_t messages, uint64_t bytes)
+{
+    pthread_mutex_lock(&s->lock);
+    s->b[k].take_messages = messages;
+    s->b[k].take_bytes = bytes;
+    pthread_mutex_unlock(&s->lock);
 }
 
 void hb_sched_retire(hb_sched *s, unsigned k)

@@ -37,11 +37,14 @@
 
 typedef struct {
     hb_cost_model model;
-    unsigned group;                     /* backends of one group share their compute */
-    unsigned parallel;                  /* batches it runs side by side (pool threads) */
-    int takes_jobs;                     /* 0: only fallbacks (or retired) */
-    uint64_t learn_min;                 /* batches of fewer messages teach nothing (the
-                                           pool hashes them one by one, off its lanes) */
+    unsigned group;     /* backends of one group share their compute */
+    unsigned parallel;  /* batches it runs side by side (pool threads) */
+    int takes_jobs;     /* 0: only fallbacks (or retired) */
+    uint64_t learn_min; /* batches of fewer messages teach nothing (the
+                           pool hashes them one by one, off its lanes) */
+    /* the most one of its batches holds: pending work beyond that costs
+     * it another batch, and another fixed cost */
+    uint64_t take_messages, take_bytes;
     double busy_until_ns;               /* when what it has taken should be done */
     unsigned outstanding;               /* batches taken, not yet done */
     uint64_t predicted_ns, measured_ns; /* over the batches done */
@@ -108,6 +111,11 @@ double hb_sched_taken(hb_sched *s, unsigned k, uint64_t n, uint64_t bytes);
  * model moved), or k has nothing left in hand and shares its group. */
 int hb_sched_done(hb_sched *s, unsigned k, uint64_t n, uint64_t bytes, double predicted_ns,
                   double measured_ns);
+
+/* hb_sched_set_takes: the most messages and bytes one batch of k holds
+ * (its take limits): pending work beyond that costs k another batch, and
+ * another fixed cost. 0: no limit. */
+void hb_sched_set_takes(hb_sched *s, unsigned k, uint64_t messages, uint64_t bytes);
 
 /* hb_sched_retire: k takes no more queued work (quarantined). */
 void hb_sched_retire(hb_sched *s, unsigned k);
