@@ -64,8 +64,9 @@ hb_status hb_queue_push(hb_queue *q, hb_job *j)
     q->pending_bytes += j->bytes_left;
     q->pending_jobs++;
     wake_takers(q);
-    if (atomic_load(&q->declined) > 0)
-        pthread_cond_broadcast(&q->reconsider);
+    if (atomic_load(&q->declined) > 0 && (q->pending_messages >= 2 * q->declined_messages ||
+                                          q->pending_bytes >= 2 * q->declined_bytes))
+        pthread_cond_broadcast(&q->reconsider); /* enough new work to matter */
     pthread_mutex_unlock(&q->lock);
     return HB_OK;
 }
@@ -332,9 +333,11 @@ static hb_batch *try_take(hb_queue *q, hb_taker taker, const hb_take_limits *lim
     return take_jobs(q, limits, declined);
 }
 
-/* A taker the scheduler turned down sleeps until poked, with a bound (a
- * poke can come just before it sleeps): the bound only caps how late a
- * lost wake-up is noticed. */
+/* A taker the scheduler turned down sleeps until poked, or until a push
+ * has doubled the pending work it saw (a small job more changes nothing:
+ * waking it for each of many small jobs cost their callers), with a
+ * bound: the bound caps how late a change no wake-up announced (another
+ * backend's backlog growing) is noticed. */
 #define DECLINED_RECHECK_NS 2000000L
 
 static void wait_declined(hb_queue *q)
@@ -347,6 +350,8 @@ static void wait_declined(hb_queue *q)
         until.tv_nsec -= 1000000000L;
     }
     atomic_fetch_add(&q->declined, 1);
+    q->declined_messages = q->pending_messages;
+    q->declined_bytes = q->pending_bytes;
     pthread_cond_timedwait(&q->reconsider, &q->lock, &until);
     atomic_fetch_sub(&q->declined, 1);
 }

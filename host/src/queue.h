@@ -86,6 +86,9 @@ typedef struct hb_queue {
     int fallbacks_final;       /* no device will hand back more */
     atomic_uint declined;      /* takers waiting after the scheduler said
                                   no: hb_queue_poke wakes them */
+    uint64_t declined_messages, declined_bytes; /* pending when the last
+                                  one was turned down: a push wakes them
+                                  once the pending work has doubled */
     atomic_int cpu_takes_jobs; /* the pool hashes queued jobs, not only
                                   fallbacks; set under lock, read without */
     atomic_int closing;        /* set under lock; workers read it without,
