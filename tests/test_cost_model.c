@@ -158,13 +158,13 @@ static int steps_to_converge(hb_cost_terms truth, double start_factor, uint64_t 
     unsigned c = hb_cost_class_of(n, bytes);
     int steps = 0;
     while (steps <= LEARN_STEPS_MAX && fabs(hb_cost_predict(&m, n, bytes) - want) > 0.05 * want) {
-        hb_cost_learn(&m, n, bytes, want);
+        hb_cost_learn(&m, n, bytes, want, 1.0);
         steps++;
         ck_assert_uint_eq(m.learnt[c], (uint64_t)steps);
         ck_assert(hb_cost_terms_valid(&m.terms[c]));
     }
     for (int more = 0; more < 20 && steps <= LEARN_STEPS_MAX; more++) {
-        hb_cost_learn(&m, n, bytes, want);
+        hb_cost_learn(&m, n, bytes, want, 1.0);
         double p = hb_cost_predict(&m, n, bytes);
         ck_assert_msg(fabs(p - want) <= 0.05 * want, "left the 5%% band: %g against %g", p, want);
     }
@@ -222,7 +222,7 @@ START_TEST(test_outlier_bounded)
             uint64_t n = shapes[s][0], bytes = shapes[s][1];
             unsigned c = hb_cost_class_of(n, bytes);
             double before = hb_cost_predict(&m, n, bytes);
-            hb_cost_learn(&m, n, bytes, outliers[o]);
+            hb_cost_learn(&m, n, bytes, outliers[o], 1.0);
             double after = hb_cost_predict(&m, n, bytes);
             ck_assert_uint_eq(m.learnt[c], 1);
             ck_assert(hb_cost_terms_valid(&m.terms[c]));
@@ -244,8 +244,8 @@ START_TEST(test_frozen_does_not_move)
     m.frozen = 1;
     hb_cost_model before = m;
     for (int i = 0; i < 10; i++) {
-        hb_cost_learn(&m, 100, 100 * 4096, 1e9);
-        hb_cost_learn(&m, 1, 64, 1.0);
+        hb_cost_learn(&m, 100, 100 * 4096, 1e9, 1.0);
+        hb_cost_learn(&m, 1, 64, 1.0, 1.0);
     }
     ck_assert(memcmp(&m, &before, sizeof m) == 0);
 }
@@ -257,9 +257,9 @@ START_TEST(test_bad_measurements_ignored)
     hb_cost_model before = m;
     const double bad[] = {NAN, -NAN, INFINITY, -INFINITY, -1.0, -1e-300, -1e300};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        hb_cost_learn(&m, 100, 100 * 4096, bad[i]);
-        hb_cost_learn(&m, 1, 64, bad[i]);
-        hb_cost_learn(&m, 4, 4u << 20, bad[i]);
+        hb_cost_learn(&m, 100, 100 * 4096, bad[i], 1.0);
+        hb_cost_learn(&m, 1, 64, bad[i], 1.0);
+        hb_cost_learn(&m, 4, 4u << 20, bad[i], 1.0);
         ck_assert_msg(memcmp(&m, &before, sizeof m) == 0, "measurement %g moved the model", bad[i]);
     }
 }

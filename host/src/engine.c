@@ -465,17 +465,17 @@ static int inline_pays(hb_engine *e, size_t n, uint64_t bytes)
            most_messages >= n;
 }
 
+/* An inline batch runs on the caller's thread, not on the pool's: it adds
+ * nothing to the pool's backlog, and teaches the pool's model nothing (a
+ * caller's small batch, hot in its cache, says little of what the pool's
+ * threads pay for big jobs). */
 static int hash_inline(hb_engine *e, const hb_msg *m, size_t n, uint64_t bytes, hb_digest *out)
 {
     if (!inline_pays(e, n, bytes))
         return 0;
-    unsigned pool = e->pool_taker.index;
-    double predicted = hb_sched_taken(&e->sched, pool, n, bytes);
     uint64_t start = hb_now_ns();
     hb_cpu_hash_checked(e, m, n, out, NULL);
-    uint64_t took = hb_now_ns() - start;
-    hb_sched_done(&e->sched, pool, n, bytes, predicted, (double)took);
-    hb_counters_inline(&e->counters, n, bytes, took);
+    hb_counters_inline(&e->counters, n, bytes, hb_now_ns() - start);
     return 1;
 }
 

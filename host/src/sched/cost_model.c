@@ -55,21 +55,21 @@ void hb_cost_seed(hb_cost_model *m, const hb_cost_terms terms[HB_COST_CLASSES])
     m->frozen = 0;
 }
 
-/* x moved LEARN_RATE of the way toward x * ratio, ratio clamped. */
-static double step_toward(double x, double ratio)
+/* x moved rate of the way toward x * ratio, ratio clamped. */
+static double step_toward(double x, double ratio, double rate)
 {
     if (!(ratio > 1.0 / STEP_MAX)) /* also NaN */
         ratio = 1.0 / STEP_MAX;
     if (ratio > STEP_MAX)
         ratio = STEP_MAX;
-    return x * (1.0 + LEARN_RATE * (ratio - 1.0));
+    return x * (1.0 + rate * (ratio - 1.0));
 }
 
 /* The rates of t from a batch whose work at them is var and whose time
  * beyond the fixed cost was rest; rates that are nothing yet start from
  * the shape's, scaled to this batch. */
 static void learn_rates(hb_cost_terms *t, const hb_cost_terms *shape, double var, double rest,
-                        uint64_t n, uint64_t bytes)
+                        uint64_t n, uint64_t bytes, double rate)
 {
     if (var <= 1.0) {
         double at_shape = work_of(shape, n, bytes);
@@ -78,25 +78,26 @@ static void learn_rates(hb_cost_terms *t, const hb_cost_terms *shape, double var
         t->ns_per_byte = k * shape->ns_per_byte;
         return;
     }
-    t->ns_per_message = step_toward(t->ns_per_message, rest / var);
-    t->ns_per_byte = step_toward(t->ns_per_byte, rest / var);
+    t->ns_per_message = step_toward(t->ns_per_message, rest / var, rate);
+    t->ns_per_byte = step_toward(t->ns_per_byte, rest / var, rate);
 }
 
-void hb_cost_learn(hb_cost_model *m, uint64_t n, uint64_t bytes, double measured_ns)
+void hb_cost_learn(hb_cost_model *m, uint64_t n, uint64_t bytes, double measured_ns, double weight)
 {
-    if (m->frozen || !(measured_ns >= 0) || !isfinite(measured_ns))
+    if (m->frozen || !(measured_ns >= 0) || !isfinite(measured_ns) || !(weight > 0))
         return;
+    weight = weight < 1 ? weight : 1;
     unsigned c = hb_cost_class_of(n, bytes);
     hb_cost_terms *t = &m->terms[c];
     double var = work_of(t, n, bytes);
     if (n <= HB_COST_FEW_MESSAGES && t->fixed_ns >= var) {
         double fixed_seen = measured_ns - var;
         if (t->fixed_ns > 0)
-            t->fixed_ns = step_toward(t->fixed_ns, fixed_seen / t->fixed_ns);
+            t->fixed_ns = step_toward(t->fixed_ns, fixed_seen / t->fixed_ns, LEARN_RATE);
         else
             t->fixed_ns = fixed_seen > 0 ? fixed_seen : 0;
     } else {
-        learn_rates(t, &m->shape[c], var, measured_ns - t->fixed_ns, n, bytes);
+        learn_rates(t, &m->shape[c], var, measured_ns - t->fixed_ns, n, bytes, LEARN_RATE * weight);
     }
     m->learnt[c]++;
 }

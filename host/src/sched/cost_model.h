@@ -44,16 +44,20 @@ int hb_cost_terms_valid(const hb_cost_terms *t);
 double hb_cost_predict(const hb_cost_model *m, uint64_t n, uint64_t bytes);
 
 /* hb_cost_learn: a batch of n messages and bytes took measured_ns: its
- * class's terms move a quarter of the way toward what would have
- * predicted it. A batch of few messages (HB_COST_FEW_MESSAGES) whose
- * prediction is mostly the fixed term moves that term; any other batch
- * (many messages, or a few long ones) moves the per-message and per-byte
- * rates together (their ratio stays the seed's). Both conditions matter:
- * by weight alone, a model seeded with everything in the fixed term would
- * learn only that term from batches of any size; by count alone, takes
- * of a few long messages (a lane group) would never correct the rates. One batch moves a term by at
- * most a factor of 8, so a stray measurement cannot wreck it, and a backend that turns slow is
- * found out within a few batches. */
-void hb_cost_learn(hb_cost_model *m, uint64_t n, uint64_t bytes, double measured_ns);
+ * class's terms move part of the way toward what would have predicted
+ * it. A batch of few messages (HB_COST_FEW_MESSAGES) whose prediction is
+ * mostly the fixed term moves that term, a quarter of the way; any other
+ * batch (many messages, or a few long ones) moves the per-message and
+ * per-byte rates together (their ratio stays the seed's), a quarter of
+ * the way times weight (0 to 1: the scheduler gives the batch's fullness,
+ * its share of the backend's take limits, so the rates follow the batches
+ * big jobs are made of rather than small ones whose data sat hot in a
+ * cache). Both conditions on the fixed term matter: by weight alone, a
+ * model seeded with everything in the fixed term would learn only that
+ * term from batches of any size; by count alone, takes of a few long
+ * messages (a lane group) would never correct the rates. One batch moves
+ * a term by at most a factor of 8, so a stray measurement cannot wreck
+ * it, and a backend that turns slow is found out within a few batches. */
+void hb_cost_learn(hb_cost_model *m, uint64_t n, uint64_t bytes, double measured_ns, double weight);
 
 #endif /* HB_COST_MODEL_H */

@@ -224,6 +224,16 @@ double hb_sched_taken_for(void *taker, uint64_t n, uint64_t bytes)
  * much less. */
 #define SIDE_BY_SIDE_FORGET 0.95
 
+/* How full a batch of n messages and bytes is, by b's take limits (1
+ * when b has none). */
+static double fullness(const hb_sched_backend *b, uint64_t n, uint64_t bytes)
+{
+    double by_messages = b->take_messages ? (double)n / (double)b->take_messages : 1;
+    double by_bytes = b->take_bytes ? (double)bytes / (double)b->take_bytes : 1;
+    double most = by_messages > by_bytes ? by_messages : by_bytes;
+    return most < 1 ? most : 1;
+}
+
 /* The wall time b had work in hand, up to now. */
 static void count_busy(hb_sched_backend *b, double now)
 {
@@ -275,7 +285,7 @@ int hb_sched_done(hb_sched *s, unsigned k, uint64_t n, uint64_t bytes, double pr
         b->predicted_ns += (uint64_t)predicted_ns;
         b->measured_ns += (uint64_t)measured_ns;
         if (n >= b->learn_min && !shared_with_busy(s, k))
-            hb_cost_learn(&b->model, n, bytes, measured_ns);
+            hb_cost_learn(&b->model, n, bytes, measured_ns, fullness(b, n, bytes));
     }
     /* a group mate turned down while k was busy may take now */
     moved |= idle && has_group_mates(s, k);
