@@ -601,6 +601,19 @@ static hb_status stage_slot(hb_opencl *cl, cl_slot *slot, const launch_view *v, 
     return stage_packed(cl, slot, v, m, states, unmapped, err);
 }
 
+/* A launch that reads its blocks in place stages only its lanes' tails
+ * and descriptors, so the staging size does not bound its blocks: it may
+ * read this many staging buffers' worth (a device worker's whole take).
+ * Four buffers per launch instead of one: 65,536 x 4 KiB on pocl went from
+ * 8.6 to 9.4 GB/s end to end (a quarter of the launches, each costing
+ * pocl a fixed 0.1-0.5 ms); the lanes stay capped by the staging size. */
+#define IN_PLACE_LAUNCH_STAGINGS 4u
+
+size_t hb_opencl_in_place_launch_bytes(const hb_opencl *cl)
+{
+    return cl->staging_bytes * IN_PLACE_LAUNCH_STAGINGS;
+}
+
 int hb_opencl_reads_in_place(const hb_opencl *cl, const hb_msg *m, size_t n)
 {
     if (cl->max_span == 0 || n == 0)
@@ -980,7 +993,8 @@ hb_status hb_opencl_hash(hb_opencl *cl, const hb_msg *m, size_t n, hb_digest *ou
     if (per > 0)
         return hash_uniform(cl, m, n, out, per, &span, faults, launches, err);
     hb_plan plan;
-    int mixed = n > 0 && hb_opencl_reads_in_place(cl, m, n);
+    size_t mixed =
+        n > 0 && hb_opencl_reads_in_place(cl, m, n) ? hb_opencl_in_place_launch_bytes(cl) : 0;
     if (hb_plan_build(&plan, m, n, cl->staging_bytes, mixed) != HB_OK)
         return hb_error_set(err, HB_ERR_NO_MEMORY, "out of memory planning %zu messages", n);
     hb_status st = HB_OK;

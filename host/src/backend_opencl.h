@@ -74,6 +74,10 @@ hb_status hb_opencl_enqueue_uniform(hb_opencl *cl, const hb_msg *m, size_t n,
  * messages lie within one buffer's reach), so the plan may mix lengths. */
 int hb_opencl_reads_in_place(const hb_opencl *cl, const hb_msg *m, size_t n);
 
+/* hb_opencl_in_place_launch_bytes: the most block bytes one launch that
+ * reads whole blocks in place may cover (the plan's mixed_launch_bytes). */
+size_t hb_opencl_in_place_launch_bytes(const hb_opencl *cl);
+
 /* hb_opencl_collect: waits for the oldest launch in flight and writes its
  * lanes' states into the states array it was enqueued with, as five
  * host-order words per message. *tag is the launch's tag. */

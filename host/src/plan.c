@@ -119,8 +119,8 @@ static hb_status plan_full_rounds(hb_plan *plan, size_t *launch_cap, const hb_ms
         }
         npending = kept;
         for (size_t s = round_start; s < plan->nsteps; s += lanes_per_launch) {
-            size_t count = plan->nsteps - s < lanes_per_launch ? plan->nsteps - s
-                                                               : lanes_per_launch;
+            size_t count =
+                plan->nsteps - s < lanes_per_launch ? plan->nsteps - s : lanes_per_launch;
             hb_status st = push_launch(plan, launch_cap, (uint32_t)chunk, s, count);
             if (st != HB_OK)
                 return st;
@@ -130,13 +130,12 @@ static hb_status plan_full_rounds(hb_plan *plan, size_t *launch_cap, const hb_ms
 }
 
 /* Mixed lengths: launches of whole groups of 16 sorted steps, until the
- * groups' longest lanes add up to a staging buffer's blocks (or the lanes
+ * groups' longest lanes add up to launch_bytes of blocks (or the lanes
  * to lanes_max). */
-static hb_status plan_mixed_final_steps(hb_plan *plan, size_t *launch_cap,
-                                        const final_step *finals, size_t n,
-                                        size_t staging_bytes)
+static hb_status plan_mixed_final_steps(hb_plan *plan, size_t *launch_cap, const final_step *finals,
+                                        size_t n, size_t staging_bytes, size_t launch_bytes)
 {
-    uint64_t budget = staging_bytes / GROUP_BLOCK_BYTES; /* group-blocks per launch */
+    uint64_t budget = launch_bytes / GROUP_BLOCK_BYTES; /* group-blocks per launch */
     size_t lanes_max = hb_plan_lanes_max(staging_bytes);
     size_t i = 0;
     while (i < n) {
@@ -148,25 +147,24 @@ static hb_status plan_mixed_final_steps(hb_plan *plan, size_t *launch_cap,
                 break;
             used += group_cost;
             for (size_t k = 0; k < HB_LANES && i < n; k++, i++)
-                plan->steps[plan->nsteps++] = (hb_lane_step){
-                    finals[i].msg, finals[i].first_block, (uint32_t)finals[i].blocks};
+                plan->steps[plan->nsteps++] = (hb_lane_step){finals[i].msg, finals[i].first_block,
+                                                             (uint32_t)finals[i].blocks};
         }
-        hb_status st = push_launch(plan, launch_cap, (uint32_t)stride, first,
-                                   plan->nsteps - first);
+        hb_status st = push_launch(plan, launch_cap, (uint32_t)stride, first, plan->nsteps - first);
         if (st != HB_OK)
             return st;
     }
     return HB_OK;
 }
 
-static hb_status plan_final_steps(hb_plan *plan, size_t *launch_cap, final_step *finals,
-                                  size_t n, uint64_t chunk, size_t staging_bytes,
-                                  int mixed_lengths)
+static hb_status plan_final_steps(hb_plan *plan, size_t *launch_cap, final_step *finals, size_t n,
+                                  uint64_t chunk, size_t staging_bytes, size_t mixed_launch_bytes)
 {
     if (!sort_by_blocks_descending(finals, n, chunk))
         return HB_ERR_NO_MEMORY;
-    if (mixed_lengths)
-        return plan_mixed_final_steps(plan, launch_cap, finals, n, staging_bytes);
+    if (mixed_launch_bytes > 0)
+        return plan_mixed_final_steps(plan, launch_cap, finals, n, staging_bytes,
+                                      mixed_launch_bytes);
     size_t i = 0;
     while (i < n) {
         uint64_t stride = finals[i].blocks;
@@ -178,8 +176,7 @@ static hb_status plan_final_steps(hb_plan *plan, size_t *launch_cap, final_step 
                 (hb_lane_step){finals[i].msg, finals[i].first_block, (uint32_t)finals[i].blocks};
             i++;
         }
-        hb_status st = push_launch(plan, launch_cap, (uint32_t)stride, first,
-                                   plan->nsteps - first);
+        hb_status st = push_launch(plan, launch_cap, (uint32_t)stride, first, plan->nsteps - first);
         if (st != HB_OK)
             return st;
     }
@@ -195,7 +192,7 @@ static size_t count_steps(const hb_msg *m, size_t n, uint64_t chunk)
 }
 
 hb_status hb_plan_build(hb_plan *plan, const hb_msg *m, size_t n, size_t staging_bytes,
-                        int mixed_lengths)
+                        size_t mixed_launch_bytes)
 {
     *plan = (hb_plan){0};
     if (n == 0)
@@ -218,7 +215,7 @@ hb_status hb_plan_build(hb_plan *plan, const hb_msg *m, size_t n, size_t staging
         st = plan_full_rounds(plan, &launch_cap, m, pending, npending, chunk, staging_bytes);
         if (st == HB_OK)
             st = plan_final_steps(plan, &launch_cap, finals, n, chunk, staging_bytes,
-                                  mixed_lengths);
+                                  mixed_launch_bytes);
     }
     free(pending);
     free(finals);

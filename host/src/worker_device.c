@@ -318,7 +318,9 @@ static void run_batch(device_loop *loop, hb_batch *b, int may_interleave)
         run_uniform_batch(loop, db);
         return;
     }
-    int mixed = hb_opencl_reads_in_place(loop->cl, b->msgs, b->n);
+    size_t mixed = hb_opencl_reads_in_place(loop->cl, b->msgs, b->n)
+                       ? hb_opencl_in_place_launch_bytes(loop->cl)
+                       : 0;
     if (db == NULL || hb_plan_build(&db->plan, b->msgs, b->n, hb_opencl_staging_bytes(loop->cl),
                                     mixed) != HB_OK) {
         free(db);

@@ -112,6 +112,7 @@ static uint64_t estimate_steps(const uint64_t *lens, size_t n, size_t staging)
 typedef struct {
     size_t staging;
     int mixed;
+    unsigned mixed_stagings; /* mixed: launches of up to this many stagings' blocks */
     size_t n;
     uint64_t lens[MAX_MESSAGES];
     hb_msg m[MAX_MESSAGES];
@@ -226,6 +227,13 @@ static void check_launch_cover(const hb_plan *p, size_t n)
     CHECK(next == p->nsteps, "launches cover %zu of %zu steps", next, p->nsteps);
 }
 
+/* What a launch's blocks may add up to: the staging size, or for a mixed
+ * plan its budget (only final steps use it: they read in place). */
+static size_t launch_budget(const batch *b)
+{
+    return b->mixed ? b->staging * b->mixed_stagings : 0;
+}
+
 /* A launch's own limits: stride, lane count, staging bytes, continues. */
 static void check_launch_limits(const batch *b, const hb_plan *p, size_t k)
 {
@@ -256,8 +264,9 @@ static void check_launch_limits(const batch *b, const hb_plan *p, size_t k)
           l->nsteps, hb_plan_lanes_max(b->staging));
     uint64_t groups = (l->nsteps + HB_LANES - 1) / HB_LANES;
     uint64_t bytes = (b->mixed ? group_costs : groups * l->stride) * HB_LANES * HB_BLOCK_BYTES;
-    CHECK(bytes <= b->staging, "launch %zu: %llu groups need %llu bytes, staging %zu", k,
-          (unsigned long long)groups, (unsigned long long)bytes, b->staging);
+    size_t most = b->mixed ? launch_budget(b) : b->staging;
+    CHECK(bytes <= most, "launch %zu: %llu groups need %llu bytes, at most %zu", k,
+          (unsigned long long)groups, (unsigned long long)bytes, most);
 }
 
 /* Every padded block of every message, once, in order; no message twice
@@ -412,12 +421,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     batch *b = &the_batch;
     unsigned flags = read_byte(&r);
     b->mixed = flags & 1;
+    b->mixed_stagings = 1 + ((flags >> 1) & 3); /* a mixed launch's budget */
     b->staging = read_staging(&r);
     uint64_t seed = read_bytes(&r, 2);
     read_lengths(&r, b);
     give_bytes(b, seed);
     hb_plan p;
-    CHECK(hb_plan_build(&p, b->m, b->n, b->staging, b->mixed) == HB_OK,
+    CHECK(hb_plan_build(&p, b->m, b->n, b->staging, launch_budget(b)) == HB_OK,
           "hb_plan_build(%zu messages, staging %zu, mixed %d)", b->n, b->staging, b->mixed);
     check_launch_cover(&p, b->n);
     for (size_t k = 0; k < p.nlaunches; k++)
