@@ -334,8 +334,9 @@ static hb_batch *try_take(hb_queue *q, hb_taker taker, const hb_take_limits *lim
 }
 
 /* A taker the scheduler turned down sleeps until poked, or until a push
- * has doubled the pending work it saw (a small job more changes nothing:
- * waking it for each of many small jobs cost their callers), with a
+ * makes the pending work twice the most it was turned down with (that
+ * most halves with each quiet bound: a small job more changes nothing,
+ * and waking it for each of many small jobs cost their callers), with a
  * bound: the bound caps how late a change no wake-up announced (another
  * backend's backlog growing) is noticed. */
 #define DECLINED_RECHECK_NS 2000000L
@@ -350,9 +351,14 @@ static void wait_declined(hb_queue *q)
         until.tv_nsec -= 1000000000L;
     }
     atomic_fetch_add(&q->declined, 1);
-    q->declined_messages = q->pending_messages;
-    q->declined_bytes = q->pending_bytes;
-    pthread_cond_timedwait(&q->reconsider, &q->lock, &until);
+    if (q->pending_messages > q->declined_messages)
+        q->declined_messages = q->pending_messages;
+    if (q->pending_bytes > q->declined_bytes)
+        q->declined_bytes = q->pending_bytes;
+    if (pthread_cond_timedwait(&q->reconsider, &q->lock, &until) != 0) {
+        q->declined_messages /= 2; /* nothing woke it: an old refusal fades */
+        q->declined_bytes /= 2;
+    }
     atomic_fetch_sub(&q->declined, 1);
 }
 
@@ -366,11 +372,15 @@ static int nothing_more(const hb_queue *q, hb_taker taker)
 hb_batch *hb_queue_take(hb_queue *q, hb_taker taker, const hb_take_limits *limits, int wait)
 {
     pthread_cond_t *cond = taker == HB_TAKER_CPU ? &q->cpu_work : &q->device_work;
-    int declined;
+    int declined, turned_down = 0;
     pthread_mutex_lock(&q->lock);
     hb_batch *b = try_take(q, taker, limits, &declined);
     while (b == NULL && wait && !nothing_more(q, taker)) {
-        if (declined)
+        /* once turned down, it waits as one until it takes something: a
+         * stream of small jobs the scheduler leaves to others does not
+         * wake it job after job */
+        turned_down |= declined;
+        if (turned_down)
             wait_declined(q);
         else
             pthread_cond_wait(cond, &q->lock);
@@ -405,6 +415,7 @@ void hb_queue_fallbacks_final(hb_queue *q)
     pthread_mutex_lock(&q->lock);
     q->fallbacks_final = 1;
     pthread_cond_broadcast(&q->cpu_work);
+    pthread_cond_broadcast(&q->reconsider);
     pthread_mutex_unlock(&q->lock);
 }
 
@@ -413,6 +424,8 @@ void hb_queue_push_fallback(hb_queue *q, hb_batch *b)
     pthread_mutex_lock(&q->lock);
     b->next = NULL;
     b->predicted_ns = -1; /* the pool did not choose it */
+    if (atomic_load(&q->declined) > 0)
+        pthread_cond_broadcast(&q->reconsider); /* a pool thread may wait there */
     if (q->fallback_tail)
         q->fallback_tail->next = b;
     else

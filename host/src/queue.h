@@ -83,16 +83,17 @@ typedef struct hb_queue {
     uint64_t pending_jobs;
     uint64_t jobs_withdrawn; /* jobs that lost messages to cancel or close */
     hb_batch *fallback_head, *fallback_tail;
-    int fallbacks_final;       /* no device will hand back more */
-    atomic_uint declined;      /* takers waiting after the scheduler said
-                                  no: hb_queue_poke wakes them */
-    uint64_t declined_messages, declined_bytes; /* pending when the last
-                                  one was turned down: a push wakes them
-                                  once the pending work has doubled */
-    atomic_int cpu_takes_jobs; /* the pool hashes queued jobs, not only
-                                  fallbacks; set under lock, read without */
-    atomic_int closing;        /* set under lock; workers read it without,
-                                  between the chunks of a batch */
+    int fallbacks_final;                        /* no device will hand back more */
+    atomic_uint declined;                       /* takers waiting after the scheduler said
+                                                   no: hb_queue_poke wakes them */
+    uint64_t declined_messages, declined_bytes; /* the most pending work
+                                  a taker was turned down with: a push
+                                  wakes them once the pending work is
+                                  twice that */
+    atomic_int cpu_takes_jobs;                  /* the pool hashes queued jobs, not only
+                                                   fallbacks; set under lock, read without */
+    atomic_int closing;                         /* set under lock; workers read it without,
+                                                   between the chunks of a batch */
 } hb_queue;
 
 void hb_queue_init(hb_queue *q, int cpu_takes_jobs);
