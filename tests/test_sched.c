@@ -120,12 +120,14 @@ static void force(hb_engine *e, unsigned k, double fixed, double per_message, do
 /* The terms the other backend is held at while one learns whether it
  * turned slow: fixed, so the outcome does not hang on a calibration made
  * on a loaded machine, and between the two: slower than the learner
- * really is (pocl 0.15 to 0.5 ns a byte of wall time, the pool about
- * 0.13 a thread, of its CPU time), faster than it is once delayed (one
- * 100 ms delay per 16 MiB launch is 6 ns a byte; 10 ms per pool batch of
- * a MiB or two, 5 or more). The pool's terms are a thread's: it runs two
- * or more side by side. */
-#define hold_pool(e, k) force((e), (k), 100, 10, 3.0)
+ * really is (pocl 0.15 to 0.5 ns a byte of wall time in its own shape,
+ * 1 to 2 in the GPU shape of the gpu_shape reruns; the pool about 0.13 a
+ * thread, of its CPU time), faster than it is once delayed (one 800 ms
+ * delay per launch of at most 64 MiB is 12 ns a byte or more; 10 ms per
+ * pool batch of a MiB or two, 5 or more). The pool's terms are a
+ * thread's: 6 ns a byte is 3 to 6 for the pool, as one or two of its
+ * threads run side by side. */
+#define hold_pool(e, k) force((e), (k), 100, 10, 6.0)
 #define hold_device(e, k) force((e), (k), 100000, 10, 1.0)
 
 static uint64_t messages_of(const hb_stats *st, unsigned k)
@@ -380,7 +382,7 @@ static void slow_case(int pool_learns, int slowed)
     if (slowed && pool_learns)
         set_delay(e, HB_FAULT_DELAY_CPU, 10u * 1000 * 1000);
     else if (slowed)
-        set_delay(e, HB_FAULT_DELAY_DEVICE, 100u * 1000 * 1000);
+        set_delay(e, HB_FAULT_DELAY_DEVICE, 800u * 1000 * 1000);
     double share[SLOW_JOBS];
     hash_slow_jobs(e, learner, &s, share);
     st = stats_of(e);
