@@ -601,17 +601,30 @@ static hb_status stage_slot(hb_opencl *cl, cl_slot *slot, const launch_view *v, 
     return stage_packed(cl, slot, v, m, states, unmapped, err);
 }
 
-/* A launch that reads its blocks in place stages only its lanes' tails
- * and descriptors, so the staging size does not bound its blocks: it may
- * read this many staging buffers' worth (a device worker's whole take).
- * Four buffers per launch instead of one: 65,536 x 4 KiB on pocl went from
- * 8.6 to 9.4 GB/s end to end (a quarter of the launches, each costing
- * pocl a fixed 0.1-0.5 ms); the lanes stay capped by the staging size. */
-#define IN_PLACE_LAUNCH_STAGINGS 4u
+/* Launches are sized by the device's cost model: long enough that the
+ * fixed cost of a launch is at most a twentieth of it (its work, at the
+ * model's rates, this many times the fixed cost). Launches that read in
+ * place, and uniform ones, stage no blocks, so nothing else bounds them
+ * but their lanes; without a model (the calibration, before there is
+ * one) they hold what a staging buffer would. */
+#define LAUNCH_WORK_PER_FIXED 19.0
 
-size_t hb_opencl_in_place_launch_bytes(const hb_opencl *cl)
+/* The work (ns at the model's rates) a launch should carry; 0 when the
+ * model says nothing (NULL, or no fixed cost). */
+static double launch_work_ns(const hb_cost_terms *model)
 {
-    return cl->staging_bytes * IN_PLACE_LAUNCH_STAGINGS;
+    return model != NULL && model->fixed_ns > 0 ? LAUNCH_WORK_PER_FIXED * model->fixed_ns : 0;
+}
+
+size_t hb_opencl_in_place_launch_bytes(const hb_opencl *cl, const hb_cost_terms *model)
+{
+    double work = launch_work_ns(model);
+    if (work <= 0 || !(model->ns_per_byte > 0))
+        return cl->staging_bytes;
+    double bytes = work / model->ns_per_byte;
+    return bytes < (double)cl->staging_bytes ? cl->staging_bytes
+           : bytes > (double)(SIZE_MAX / 2)  ? SIZE_MAX / 2
+                                             : (size_t)bytes;
 }
 
 int hb_opencl_reads_in_place(const hb_opencl *cl, const hb_msg *m, size_t n)
@@ -877,17 +890,19 @@ int hb_opencl_uniform_batch(const hb_opencl *cl, const hb_msg *m, size_t n, hb_s
 #define UNIFORM_LENGTH_MAX 1024u
 #define UNIFORM_MESSAGES_MIN 64u
 
-size_t hb_opencl_uniform_launch_size(const hb_opencl *cl, const hb_msg *m, size_t n, hb_span *span)
+size_t hb_opencl_uniform_launch_size(const hb_opencl *cl, const hb_msg *m, size_t n, hb_span *span,
+                                     const hb_cost_terms *model)
 {
     size_t per = hb_opencl_uniform_lanes(cl);
     if (per == 0 || n < UNIFORM_MESSAGES_MIN || m[0].len > UNIFORM_LENGTH_MAX ||
         !hb_opencl_uniform_batch(cl, m, n, span))
         return 0;
-    /* launches of about two staging buffers' bytes (a uniform launch uses
-     * no staging): half as many launch costs as one buffer's worth, 64 B x
-     * 1,000,000 went from 65 to 74-83 M msg/s; four buffers' did no better */
-    size_t by_bytes = 2 * cl->staging_bytes / (m[0].len + HB_BLOCK_BYTES);
-    per = by_bytes < per ? by_bytes : per;
+    double work = launch_work_ns(model);
+    double each = model != NULL ? model->ns_per_message + (double)m[0].len * model->ns_per_byte : 0;
+    double wanted = work > 0 && each > 0
+                        ? work / each
+                        : (double)cl->staging_bytes / (double)(m[0].len + HB_BLOCK_BYTES);
+    per = wanted < (double)per ? (size_t)wanted : per;
     return per < HB_LANES ? HB_LANES : per / HB_LANES * HB_LANES;
 }
 
@@ -989,12 +1004,12 @@ hb_status hb_opencl_hash(hb_opencl *cl, const hb_msg *m, size_t n, hb_digest *ou
                          hb_fault_state *faults, uint64_t *launches, hb_error_slot *err)
 {
     hb_span span = {NULL, 0};
-    size_t per = n > 0 ? hb_opencl_uniform_launch_size(cl, m, n, &span) : 0;
+    size_t per = n > 0 ? hb_opencl_uniform_launch_size(cl, m, n, &span, NULL) : 0;
     if (per > 0)
         return hash_uniform(cl, m, n, out, per, &span, faults, launches, err);
     hb_plan plan;
     size_t mixed =
-        n > 0 && hb_opencl_reads_in_place(cl, m, n) ? hb_opencl_in_place_launch_bytes(cl) : 0;
+        n > 0 && hb_opencl_reads_in_place(cl, m, n) ? hb_opencl_in_place_launch_bytes(cl, NULL) : 0;
     if (hb_plan_build(&plan, m, n, cl->staging_bytes, mixed) != HB_OK)
         return hb_error_set(err, HB_ERR_NO_MEMORY, "out of memory planning %zu messages", n);
     hb_status st = HB_OK;

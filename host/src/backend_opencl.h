@@ -57,8 +57,12 @@ int hb_opencl_uniform_batch(const hb_opencl *cl, const hb_msg *m, size_t n, hb_s
 /* hb_opencl_uniform_launch_size: how many messages each uniform launch
  * of the batch m[0..n) takes, with *span the bytes they read; 0 when the
  * batch does not run as uniform launches (too few messages, too long, of
- * different lengths, out of one buffer's reach, or no uniform kernel). */
-size_t hb_opencl_uniform_launch_size(const hb_opencl *cl, const hb_msg *m, size_t n, hb_span *span);
+ * different lengths, out of one buffer's reach, or no uniform kernel).
+ * By model (the device's terms for the batch's class; NULL: none yet), a
+ * launch is long enough that its fixed cost is at most a twentieth of it,
+ * up to the device's lanes. */
+size_t hb_opencl_uniform_launch_size(const hb_opencl *cl, const hb_msg *m, size_t n, hb_span *span,
+                                     const hb_cost_terms *model);
 
 /* hb_opencl_enqueue_uniform: starts one launch hashing m[0..n) (at most
  * hb_opencl_uniform_lanes), all of m[0].len bytes, straight from their
@@ -75,8 +79,11 @@ hb_status hb_opencl_enqueue_uniform(hb_opencl *cl, const hb_msg *m, size_t n,
 int hb_opencl_reads_in_place(const hb_opencl *cl, const hb_msg *m, size_t n);
 
 /* hb_opencl_in_place_launch_bytes: the most block bytes one launch that
- * reads whole blocks in place may cover (the plan's mixed_launch_bytes). */
-size_t hb_opencl_in_place_launch_bytes(const hb_opencl *cl);
+ * reads whole blocks in place may cover (the plan's mixed_launch_bytes):
+ * enough that, by model (the device's terms for the batch's class; NULL:
+ * none yet), its fixed cost is at most a twentieth of the launch, and at
+ * least a staging buffer's worth. */
+size_t hb_opencl_in_place_launch_bytes(const hb_opencl *cl, const hb_cost_terms *model);
 
 /* hb_opencl_collect: waits for the oldest launch in flight and writes its
  * lanes' states into the states array it was enqueued with, as five

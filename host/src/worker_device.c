@@ -300,13 +300,27 @@ static void run_uniform_batch(device_loop *loop, device_batch *db)
         ;
 }
 
+/* The device's cost terms now, for the class of b's messages: they size
+ * its launches. */
+static hb_cost_terms model_for(const device_loop *loop, const hb_batch *b)
+{
+    hb_cost_terms terms[HB_COST_CLASSES];
+    uint64_t predicted, measured;
+    int takes;
+    hb_sched_read(&loop->engine->sched, loop->worker->stats_index, terms, &predicted, &measured,
+                  &takes);
+    return terms[hb_cost_class_of(b->n, b->bytes)];
+}
+
 static void run_batch(device_loop *loop, hb_batch *b, int may_interleave)
 {
     device_batch *db = calloc(1, sizeof *db);
     hb_span span = {NULL, 0};
+    hb_cost_terms model = model_for(loop, b);
     if (db != NULL)
         db->taken_ns = hb_now_ns();
-    size_t uniform = db != NULL ? hb_opencl_uniform_launch_size(loop->cl, b->msgs, b->n, &span) : 0;
+    size_t uniform =
+        db != NULL ? hb_opencl_uniform_launch_size(loop->cl, b->msgs, b->n, &span, &model) : 0;
     if (uniform > 0) {
         db->batch = b;
         db->uniform_per_launch = uniform;
@@ -319,7 +333,7 @@ static void run_batch(device_loop *loop, hb_batch *b, int may_interleave)
         return;
     }
     size_t mixed = hb_opencl_reads_in_place(loop->cl, b->msgs, b->n)
-                       ? hb_opencl_in_place_launch_bytes(loop->cl)
+                       ? hb_opencl_in_place_launch_bytes(loop->cl, &model)
                        : 0;
     if (db == NULL || hb_plan_build(&db->plan, b->msgs, b->n, hb_opencl_staging_bytes(loop->cl),
                                     mixed) != HB_OK) {
