@@ -319,21 +319,19 @@ static void hash_slow_jobs(hb_engine *e, unsigned slow, const tu_msgset *s, doub
 }
 
 /* The slowed backend `slow` (started cheap) must have lost its share:
- * some of the first job, none (where it shares the host's cores with
- * the other: one of the two takes each piece) or little of the last. */
-static void assert_share_lost(const hb_stats *st, unsigned slow, const double *share,
-                              double first_at_least)
+ * some of the first job, little of the last ones (at most a tenth). Not
+ * nothing: once it is out it learns no more, so its model stays at the
+ * first step that put it above the other, and when the pool's threads
+ * run less side by side (a sanitizer build on a loaded machine) the pool
+ * can look as dear, and the slowed one take a few messages of a tail
+ * again (ASan: 6 of 16,384), learning once more from them. */
+static void assert_share_lost(const double *share, double first_at_least)
 {
     ck_assert_msg(share[0] >= first_at_least, "the backend forced cheap did %.1f%% of job 0",
                   100 * share[0]);
-    for (unsigned j = SLOW_JOBS - SLOW_LAST; j < SLOW_JOBS; j++) {
-        if (st->device[slow].shares_host_cores)
-            ck_assert_msg(share[j] == 0, "job %u: %.1f%% still on the slowed backend", j,
-                          100 * share[j]);
-        else
-            ck_assert_msg(share[j] <= 0.1, "job %u: %.1f%% still on the slowed backend", j,
-                          100 * share[j]);
-    }
+    for (unsigned j = SLOW_JOBS - SLOW_LAST; j < SLOW_JOBS; j++)
+        ck_assert_msg(share[j] <= 0.1, "job %u: %.2f%% still on the slowed backend", j,
+                      100 * share[j]);
 }
 
 /* The control: not slowed, it keeps (nearly) all of every job. */
@@ -391,9 +389,9 @@ static void slow_case(int pool_learns, int slowed)
         assert_share_kept(share);
     else if (pool_learns) /* it learns within its first batches: of job
                              0 it may keep only those few */
-        assert_share_lost(&st, learner, share, 1.0 / SLOW_N);
+        assert_share_lost(share, 1.0 / SLOW_N);
     else
-        assert_share_lost(&st, learner, share, 0.5);
+        assert_share_lost(share, 0.5);
     ck_assert_int_eq(st.quarantined, 0); /* slow is not faulty */
     ck_assert_int_eq(st.device[dev].takes_jobs, 1);
     if (!pool_learns || slowed) /* the device had work */
