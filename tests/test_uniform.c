@@ -4,6 +4,8 @@
  * launches (the kernel writes the digests itself).
  *
  * Covers: every length class around the block and padding boundaries,
+ * long messages (KiB to MiB: uniform launches where a launch holds enough
+ * of them to give every compute unit work, the planned path where not),
  * counts that leave the last group of 16 lanes part-empty, several
  * launches per batch, messages scattered over separate allocations,
  * messages too far apart for one buffer (the packed path takes over), an
@@ -62,6 +64,42 @@ START_TEST(test_each_length_class)
     ck_assert_uint_gt(st.device_launches, 0);
     ck_assert_uint_eq(st.fallbacks, 0);
     hb_engine_close(e);
+}
+END_TEST
+
+static const size_t long_lengths[] = {4095, 4096, 4097, 16385, 65536, 65537};
+#define NLONG (sizeof long_lengths / sizeof long_lengths[0])
+
+START_TEST(test_long_lengths)
+{
+    size_t len = long_lengths[_i];
+    static const size_t counts[] = {64, 257, 1000};
+    hb_engine *e = tu_open(HB_BACKEND_OPENCL);
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        tu_msgset s;
+        char what[96];
+        same_length_set(&s, len, counts[c], 7700 + len * 10 + c);
+        hb_digest *got = tu_digests(s.n);
+        snprintf(what, sizeof what, "%zu messages of %zu bytes", s.n, len);
+        check_batch(e, s.m, s.n, s.want, got, what);
+        free(got);
+        tu_msgset_free(&s);
+    }
+    hb_engine_close(e);
+}
+END_TEST
+
+/* Too few messages per launch to fill the device: planned launches. */
+START_TEST(test_few_long_messages)
+{
+    tu_msgset s;
+    same_length_set(&s, (1u << 20) + 3, 70, 7800);
+    hb_digest *got = tu_digests(s.n);
+    hb_engine *e = tu_open(HB_BACKEND_OPENCL);
+    check_batch(e, s.m, s.n, s.want, got, "70 messages of 1 MiB + 3 bytes");
+    hb_engine_close(e);
+    free(got);
+    tu_msgset_free(&s);
 }
 END_TEST
 
@@ -163,7 +201,7 @@ START_TEST(test_corrupted_uniform_launch)
     hb_fault_plan plan = {.kind = HB_FAULT_CORRUPT_ALL, .every_nth_launch = 1};
     ck_assert_int_eq(hb_testing_set_fault(e, &plan), HB_OK);
     tu_msgset s;
-    same_length_set(&s, 64, 5000, 7500);
+    same_length_set(&s, (size_t)_i == 0 ? 64 : 4096, 5000, 7500);
     hb_digest *got = tu_digests(s.n);
     tu_batch(e, s.m, s.n, got);
     tu_assert_digests(s.m, s.n, s.want, got, "a corrupted uniform launch, redone on the CPU");
@@ -183,11 +221,13 @@ static Suite *uniform_suite(void)
     TCase *tc = tcase_create("uniform");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_each_length_class, 0, NLENGTHS);
+    tcase_add_loop_test(tc, test_long_lengths, 0, NLONG);
+    tcase_add_test(tc, test_few_long_messages);
     tcase_add_test(tc, test_many_launches);
     tcase_add_test(tc, test_scattered_allocations);
     tcase_add_test(tc, test_too_far_apart);
     tcase_add_test(tc, test_odd_output_address);
-    tcase_add_test(tc, test_corrupted_uniform_launch);
+    tcase_add_loop_test(tc, test_corrupted_uniform_launch, 0, 2); /* 64 B and 4 KiB */
     suite_add_tcase(s, tc);
     return s;
 }

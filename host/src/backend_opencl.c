@@ -884,18 +884,28 @@ int hb_opencl_uniform_batch(const hb_opencl *cl, const hb_msg *m, size_t n, hb_s
     return hb_opencl_uniform_lanes(cl) > 0 && hb_uniform_batch(m, n, cl->max_span, span);
 }
 
-/* Batches of messages all this long or shorter, and all of one length,
- * run as uniform launches where the device has them: no plan, no state
- * round trip, digests written by the kernel. */
-#define UNIFORM_LENGTH_MAX 1024u
+/* Batches of messages all of one length run as uniform launches where the
+ * device has them: no plan, no state round trip, digests written by the
+ * kernel. A uniform launch holds whole messages, one work-item per 16 of
+ * them, so it must hold enough of them to keep every compute unit busy
+ * (a work-group each); where the launch the model asks for is smaller
+ * than that (long messages), the planned path, which splits messages
+ * across launches, runs the batch instead. */
 #define UNIFORM_MESSAGES_MIN 64u
+
+/* The messages a uniform launch needs to give each compute unit a
+ * work-group. */
+static size_t uniform_fill(const hb_opencl *cl)
+{
+    size_t units = cl->device.info.compute_units > 0 ? cl->device.info.compute_units : 1;
+    return units * cl->local_size * HB_LANES;
+}
 
 size_t hb_opencl_uniform_launch_size(const hb_opencl *cl, const hb_msg *m, size_t n, hb_span *span,
                                      const hb_cost_terms *model)
 {
     size_t per = hb_opencl_uniform_lanes(cl);
-    if (per == 0 || n < UNIFORM_MESSAGES_MIN || m[0].len > UNIFORM_LENGTH_MAX ||
-        !hb_opencl_uniform_batch(cl, m, n, span))
+    if (per == 0 || n < UNIFORM_MESSAGES_MIN || !hb_opencl_uniform_batch(cl, m, n, span))
         return 0;
     double work = launch_work_ns(model);
     double each = model != NULL ? model->ns_per_message + (double)m[0].len * model->ns_per_byte : 0;
@@ -903,7 +913,11 @@ size_t hb_opencl_uniform_launch_size(const hb_opencl *cl, const hb_msg *m, size_
                         ? work / each
                         : (double)cl->staging_bytes / (double)(m[0].len + HB_BLOCK_BYTES);
     per = wanted < (double)per ? (size_t)wanted : per;
-    return per < HB_LANES ? HB_LANES : per / HB_LANES * HB_LANES;
+    per = per < HB_LANES ? HB_LANES : per / HB_LANES * HB_LANES;
+    size_t fill = uniform_fill(cl);
+    if (per < fill && per < n)
+        return 0;
+    return per;
 }
 
 /* hb_opencl_hash of a batch that runs as uniform launches of `per`. */
