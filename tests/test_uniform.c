@@ -21,7 +21,7 @@
 #include "hb_testing.h"
 #include "test_util.h"
 
-static const size_t uniform_lengths[] = {0,   1,   55,  56,   63,   64,   65,  119,
+static const size_t uniform_lengths[] = {0,   1,   55,  56,  63,   64,   65,   119,
                                          120, 127, 128, 129, 1000, 1023, 1024, 1025};
 #define NLENGTHS (sizeof uniform_lengths / sizeof uniform_lengths[0])
 
@@ -36,8 +36,8 @@ static void same_length_set(tu_msgset *s, size_t len, size_t n, uint64_t seed)
     free(lens);
 }
 
-static void check_batch(hb_engine *e, const hb_msg *m, size_t n, hb_digest *want,
-                        hb_digest *got, const char *what)
+static void check_batch(hb_engine *e, const hb_msg *m, size_t n, hb_digest *want, hb_digest *got,
+                        const char *what)
 {
     tu_batch(e, m, n, got);
     tu_assert_digests(m, n, want, got, what);
