@@ -404,8 +404,11 @@ typedef struct {
 /* hb_devices_list: every OpenCL device of every platform. Writes up to cap
  * entries to out (out may be NULL when cap is 0) and the total number in
  * *count. No OpenCL platform at all is not an error: *count is 0.
- * Returns HB_OK or HB_ERR_NULL_ARGUMENT (count NULL, or out NULL with
- * cap > 0). Thread-safe; does not build anything. */
+ * Returns HB_OK, HB_ERR_NULL_ARGUMENT (count NULL, or out NULL with
+ * cap > 0), or HB_ERR_NO_OPENCL with *count 0 from a library built without
+ * OpenCL (CMake -DHB_OPENCL=OFF, or the gem built --without-opencl or with
+ * no OpenCL headers; hb_engine_last_error says so). Thread-safe; does not
+ * build anything. */
 HB_API hb_status hb_devices_list(hb_device_info *out, size_t cap, size_t *count);
 
 /* hb_device_type_name: "gpu", "cpu", "accelerator" or "other". */

@@ -5,12 +5,20 @@
  * `auto` choice, and the spec grammar: all | gpu | cpu | accelerator |
  * P:D | a name substring.
  * Must not: create contexts or build programs (backend_opencl.c does).
+ * Built without OpenCL (HB_NO_OPENCL: CMake's HB_OPENCL=OFF, or the gem
+ * where no CL/cl.h or libOpenCL is found), opencl_absent.c implements
+ * these and the OpenCL handles are opaque pointers.
  */
 #ifndef HB_DEVICES_H
 #define HB_DEVICES_H
 
-#include <CL/cl.h>
 #include <stddef.h>
+#ifdef HB_NO_OPENCL
+typedef struct hb_absent_cl_platform *cl_platform_id;
+typedef struct hb_absent_cl_device *cl_device_id;
+#else
+#include <CL/cl.h>
+#endif
 
 #include "error.h"
 #include "hashbatch.h"

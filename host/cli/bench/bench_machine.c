@@ -41,6 +41,8 @@ static int devices(bench_machine *m)
 {
     size_t count = 0;
     hb_status st = hb_devices_list(NULL, 0, &count);
+    if (st == HB_ERR_NO_OPENCL)
+        return CLI_EXIT_OK; /* a library built without OpenCL: no devices */
     if (st == HB_OK && count > 0) {
         m->dev = calloc(count, sizeof *m->dev);
         if (m->dev == NULL) {
