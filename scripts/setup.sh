@@ -8,7 +8,7 @@ packages=(
   pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
   libssl-dev openssl check
   coreutils
-  ruby ruby-dev ruby-minitest rake ruby-bundler
+  ruby ruby-dev ruby-minitest rake ruby-bundler ruby-async
   jdupes gnuplot-nox
 )
 # Peers the benchmarks compare against; tests need only jdupes.

@@ -4,7 +4,9 @@ require_relative "helper"
 
 # The GVL is released while hashbatch hashes or waits, and waits can be
 # interrupted. The evidence is deterministic, whatever the machine's load:
-# a GVL probe (Hashbatch::Testing, testing.c) stops the thread where the
+# the count the extension keeps of the calls it made without the GVL
+# (Hashbatch.gvl_released_calls, nogvl.c: counted from inside the call),
+# and a GVL probe (Hashbatch::Testing, testing.c) stops the thread where the
 # extension runs without the GVL until another Ruby thread releases it,
 # which that thread can only do if the GVL is free (helper.rb: gvl_probe).
 # Interrupts are judged by what they do (the exception raised, the job
@@ -13,7 +15,7 @@ class TestGVL < Minitest::Test
   include HashbatchTestHelper
 
   BIG = ("g" * (4 << 20)).freeze # past SHA1's always-released size (256 KiB)
-  MID = ("m" * (16 << 10)).freeze # between gvl_threshold and that: hashed in a turn
+  MID = ("m" * (128 << 10)).freeze # between gvl_threshold (<= 64 KiB) and that: hashed in a turn
 
   # A batch that keeps one CPU thread busy for seconds on any CPU (4 GiB
   # of SHA-1 in 4 MiB messages; SHA-1 runs at ~2 GB/s per core at best), so
@@ -36,6 +38,59 @@ class TestGVL < Minitest::Test
     engine.stats[:jobs_cancelled]
   end
 
+  # released(kind) { ... }: how many calls of that kind (:hash, :wait) the
+  # block made without the GVL. Nothing else in this process makes such
+  # calls meanwhile (the tests run one at a time, and no thread is left).
+  def released(kind)
+    before = Hashbatch.gvl_released_calls(kind)
+    yield
+    Hashbatch.gvl_released_calls(kind) - before
+  end
+
+  def with_gvl_slots(n)
+    slots = Hashbatch::SHA1.gvl_slots
+    Hashbatch::SHA1.gvl_slots = n
+    yield
+  ensure
+    Hashbatch::SHA1.gvl_slots = slots
+  end
+
+  def test_the_count_of_calls_made_without_the_gvl
+    assert_kind_of Integer, Hashbatch.gvl_released_calls
+    kinds = %i[hash wait other].sum { |k| Hashbatch.gvl_released_calls(k) }
+    assert_equal Hashbatch.gvl_released_calls, kinds
+    assert_raises(ArgumentError) { Hashbatch.gvl_released_calls(:nap) }
+  end
+
+  # Small inputs are hashed holding the GVL; from gvl_threshold bytes on a
+  # thread with a turn releases it once per call; big ones always do.
+  def test_sha1_releases_the_gvl_by_size_as_counted
+    t = Hashbatch::SHA1.gvl_threshold
+    at = ("t" * t).freeze
+    below = ("b" * (t - 1)).freeze
+    with_gvl_slots(1) do
+      assert_equal 0, released(:hash) { assert_equal oracle("abc"), Hashbatch::SHA1.digest("abc") }
+      assert_equal 0, released(:hash) { assert_equal oracle_hex(below), Hashbatch::SHA1.hexdigest(below) }
+      assert_equal 1, released(:hash) { assert_equal oracle_hex(at), Hashbatch::SHA1.hexdigest(at) }
+      assert_equal 1, released(:hash) { assert_equal oracle(MID), Hashbatch::SHA1.digest(MID) }
+      assert_equal 3, released(:hash) { d = Hashbatch::SHA1.new; 3.times { d << MID }; assert_equal oracle(MID * 3), d.digest }
+      assert_equal 0, released(:hash) { d = Hashbatch::SHA1.new; d << below; assert_equal oracle(below), d.digest }
+    end
+    with_gvl_slots(0) do # no turns: mid-sized inputs keep the GVL, big ones still release it
+      assert_equal 0, released(:hash) { assert_equal oracle(MID), Hashbatch::SHA1.digest(MID) }
+      assert_operator released(:hash) { assert_equal oracle(BIG), Hashbatch::SHA1.digest(BIG) }, :>=, 1
+    end
+  end
+
+  def test_waits_for_batches_and_jobs_are_counted
+    e = one_thread_engine
+    msgs = [BIG] * 2
+    assert_operator released(:wait) { assert_equal [oracle(BIG)] * 2, e.sha1_many(msgs) }, :>=, 1
+    job = e.submit(msgs)
+    assert_operator released(:wait) { assert_equal [oracle(BIG)] * 2, job.value }, :>=, 1
+    assert_equal 0, released(:wait) { job.value }, "a finished job waits no more"
+  end
+
   # The probe tells a held GVL from a released one: passed holding the GVL,
   # its releaser cannot run, so it misses (after its short timeout here);
   # a small input is hashed holding the GVL and never reaches the probe.
@@ -45,7 +100,10 @@ class TestGVL < Minitest::Test
   end
 
   def test_sha1_class_releases_the_gvl
-    assert_equal :seen, gvl_probe(:sha1_update) { assert_equal oracle(BIG), Hashbatch::SHA1.digest(BIG) }
+    calls = released(:hash) do
+      assert_equal :seen, gvl_probe(:sha1_update) { assert_equal oracle(BIG), Hashbatch::SHA1.digest(BIG) }
+    end
+    assert_operator calls, :>=, 1
   end
 
   def test_sha1_mid_sized_input_releases_the_gvl_in_a_turn

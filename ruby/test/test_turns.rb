@@ -1,16 +1,19 @@
 # frozen_string_literal: true
 
 require_relative "helper"
+require "etc"
 
 # Turns (turns.c): at most gvl_slots threads hash mid-sized inputs without
 # the GVL; the others wait for a turn. What must hold whatever the timing:
 # every digest right, no thread left waiting forever, interrupts of a
 # waiting thread raised in that thread only, and a forked child that hashes
-# with threads although the parent's threads held turns.
+# with threads although the parent's threads held turns. And the
+# parameters are those measured when the gem loaded (gvl_params.c),
+# derived by their rules.
 class TestTurns < Minitest::Test
   include HashbatchTestHelper
 
-  MID = 16 << 10 # between gvl_threshold (4 KiB) and the always-released size
+  MID = 128 << 10 # between gvl_threshold (at most 64 KiB) and the always-released 256 KiB
 
   def setup
     @slots = Hashbatch::SHA1.gvl_slots
@@ -182,6 +185,24 @@ class TestTurns < Minitest::Test
       Process.kill(:KILL, pid)
       Process.wait(pid)
     end
+  end
+
+  def test_parameters_are_measured_here_and_derived_by_their_rules
+    p = Hashbatch.gvl_parameters
+    assert p.frozen?
+    assert_equal %i[sha1_ns_per_byte release_ns release_measured wake_ns cpus gvl_threshold
+                    handoff_spin_ns turn_slice_ns calibration_ns].sort, p.keys.sort
+    assert_operator p[:sha1_ns_per_byte], :>, 0
+    assert_operator p[:release_ns], :>, 0
+    assert_operator p[:wake_ns], :>, 0
+    assert_includes [true, false], p[:release_measured]
+    assert_equal Etc.nprocessors, p[:cpus] # both: this process's affinity mask
+    bytes = (8 * p[:release_ns].to_f / p[:sha1_ns_per_byte]).floor.clamp(1024, 64 << 10)
+    assert_equal (bytes + 63) & ~63, p[:gvl_threshold], "release costs at most 1/8 of the hash"
+    assert_equal p[:wake_ns].clamp(2_000, 200_000), p[:handoff_spin_ns], "spin at most a wake's cost"
+    assert_equal (1000 * p[:wake_ns]).clamp(5_000_000, 100_000_000), p[:turn_slice_ns]
+    assert_equal p[:gvl_threshold], Hashbatch::SHA1.gvl_threshold, "the measured threshold is in force"
+    assert_equal [p[:cpus], 1024].min, @slots, "one turn per CPU"
   end
 
   def test_gvl_slots_bounds

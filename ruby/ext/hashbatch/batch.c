@@ -66,7 +66,7 @@ static void *cancel_nogvl(void *p)
 static void cancel_released(batch *b, int free_job)
 {
     cancel_arg a = {b, free_job, 0};
-    rb_nogvl(cancel_nogvl, &a, NULL, NULL, RB_NOGVL_INTR_FAIL);
+    hb_nogvl(HB_NOGVL_OTHER, cancel_nogvl, &a, NULL, NULL, RB_NOGVL_INTR_FAIL);
     if (!a.ran)
         cancel_nogvl(&a);
 }

@@ -146,7 +146,7 @@ static VALUE engine_close(VALUE self)
     engine_ref *r = engine_get(self);
     if (r->e == NULL)
         return Qnil;
-    rb_nogvl(hb_ext_engine_ref_close, r, NULL, NULL, RB_NOGVL_INTR_FAIL);
+    hb_nogvl(HB_NOGVL_OTHER, hb_ext_engine_ref_close, r, NULL, NULL, RB_NOGVL_INTR_FAIL);
     if (r->e != NULL)
         hb_ext_engine_ref_close(r);
     return Qnil;

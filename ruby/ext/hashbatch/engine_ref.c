@@ -105,7 +105,7 @@ hb_engine *hb_ext_open_engine(hb_config *cfg)
     open_arg a;
     memset(&a, 0, sizeof a);
     a.cfg = *cfg;
-    rb_nogvl(open_nogvl, &a, NULL, NULL, RB_NOGVL_INTR_FAIL);
+    hb_nogvl(HB_NOGVL_OTHER, open_nogvl, &a, NULL, NULL, RB_NOGVL_INTR_FAIL);
     if (!a.ran)
         open_nogvl(&a);
     if (a.st == HB_ERR_INVALID_ARGUMENT) /* a bad value in cfg or the environment */

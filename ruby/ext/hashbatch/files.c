@@ -53,7 +53,7 @@ static VALUE files_body(VALUE p)
         hb_ext_raise(st, c->e, "Hashbatch.file_digests");
     do {
         c->interrupted = 0;
-        rb_thread_call_without_gvl(files_wait_nogvl, c, files_ubf, c); /* may raise */
+        hb_nogvl(HB_NOGVL_WAIT, files_wait_nogvl, c, files_ubf, c, 0); /* may raise */
         if (c->st == HB_ERR_TIMEOUT)
             rb_thread_check_ints();
     } while (c->st == HB_ERR_TIMEOUT);

@@ -37,6 +37,33 @@ void hb_ext_init_pins(void);
 VALUE hb_str_hold(VALUE s, int *locked);
 void hb_str_release(VALUE s);
 
+/* nogvl.c: every call made without the GVL goes through hb_nogvl, which
+ * counts it (Hashbatch.gvl_released_calls) once it runs. */
+typedef enum { HB_NOGVL_HASH, HB_NOGVL_WAIT, HB_NOGVL_OTHER, HB_NOGVL_KINDS } hb_nogvl_kind;
+void hb_ext_init_nogvl(void);
+/* hb_nogvl: rb_nogvl(fn, arg, ubf, ubf_arg, flags), counted under kind. */
+void *hb_nogvl(hb_nogvl_kind kind, void *(*fn)(void *), void *arg, rb_unblock_function_t *ubf,
+               void *ubf_arg, int flags);
+
+/* gvl_params.c: what releasing the GVL costs on this machine, measured
+ * once when the extension loads, and the parameters derived from it. */
+typedef struct {
+    double sha1_ns_per_byte;  /* OpenSSL's SHA-1, one thread */
+    uint64_t release_ns;      /* one GVL release and retake, no other thread */
+    int release_measured;     /* 0: other threads ran, release_ns is a default */
+    uint64_t wake_ns;         /* waking a thread asleep on a condition variable */
+    long cpus;                /* CPUs this process may run on */
+    long gvl_threshold;       /* bytes from which a hash releases the GVL */
+    uint64_t handoff_spin_ns; /* the longest a turn holder spins for the GVL */
+    uint64_t turn_slice_ns;   /* how long a turn is kept while others wait */
+    uint64_t calibration_ns;  /* how long measuring took */
+} hb_gvl_params;
+/* hb_gvl_calibrate: measures (with the GVL held, a few ms at most) and
+ * derives; called once by Init, before turns.c and sha1_class.c start. */
+void hb_gvl_calibrate(void);
+const hb_gvl_params *hb_gvl_params_get(void);
+void hb_ext_init_gvl_params(void);
+
 /* sha1_class.c */
 void hb_ext_init_sha1(void);
 size_t hb_ext_gvl_threshold(void);
@@ -48,13 +75,19 @@ void hb_ext_init_turns(void);
  * the two calls below; 0 when there are no turns (gvl_slots 0: hash
  * holding the GVL). */
 uint64_t hb_turn_take(void);
-/* Without the GVL, around the hash of the thread with turn id: */
+/* Without the GVL, around every hash (id: the thread's turn, 0 for none):
+ * counts the threads hashing, so spinners leave their cores to them. */
 void hb_turn_hashing(uint64_t id); /* the GVL is released: others may take it */
-void hb_turn_hashed(uint64_t id);  /* waits while another holder is in Ruby */
+void hb_turn_hashed(uint64_t id);  /* may spin while another holder is in Ruby */
 long hb_turns(void);
-/* hb_turn_stats: since load, how often a thread waited for a turn, and
- * how often a holder gave its turn up at the end of its slice. */
-void hb_turn_stats(long *waits, long *yields);
+/* hb_turn_stats: since load, how often a thread waited for a turn, how
+ * often a holder gave its turn up at the end of its slice, and how often
+ * a holder back from hashing spun for the GVL or went to take it at once
+ * (blocking) because every core was busy or the spin ran out. */
+void hb_turn_stats(long *waits, long *yields, long *spins, long *blocks);
+/* hb_turn_block_cost_ns: what a holder that blocked for the GVL was seen
+ * to pay, on average (the spin's bound, within its floor and ceiling). */
+uint64_t hb_turn_block_cost_ns(void);
 void hb_turns_set(long n); /* raises ArgumentError when out of range */
 /* For the gem's tests only (Hashbatch::Testing.turn_idle_ns=): how long a
  * turn unused stays its holder's (0: the default, TURN_IDLE_NS). */

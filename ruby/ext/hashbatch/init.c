@@ -19,6 +19,9 @@ void Init_hashbatch_ext(void)
     hb_ext_init_errors();
     hb_ext_init_testing();
     hb_ext_init_pins();
+    hb_ext_init_nogvl();
+    hb_gvl_calibrate(); /* before turns and SHA1 read what it measured */
+    hb_ext_init_gvl_params();
     hb_ext_init_turns();
     hb_ext_init_sha1();
     hb_ext_init_engine();

@@ -5,7 +5,8 @@
  * finish, reset, initialize_copy, lengths), the one-shot class methods
  * digest/hexdigest, and when to release the GVL around a hash:
  *  - inputs shorter than gvl_threshold bytes are hashed holding the GVL
- *    (releasing and taking it back costs more than the hash);
+ *    (releasing and taking it back would cost over an eighth of the hash:
+ *    gvl_params.c measures both when the extension loads);
  *  - inputs from gvl_threshold to BIG_INPUT bytes are hashed without it
  *    by a thread holding a turn (turns.c: one thread per core at a time,
  *    the others wait for a turn, not for the GVL);
@@ -25,7 +26,7 @@
 #define CHUNK ((size_t)1 << 20)
 
 static VALUE cSHA1;
-static long gvl_threshold = 4096; /* measured: bench/ruby/gvl_threshold.rb */
+static long gvl_threshold = 4096; /* measured here at load: gvl_params.c */
 
 typedef struct {
     SHA_CTX ctx;
@@ -58,16 +59,14 @@ typedef struct {
 static void *update_nogvl(void *p)
 {
     update_arg *a = p;
-    if (a->turn)
-        hb_turn_hashing(a->turn);
+    hb_turn_hashing(a->turn);
     hb_ext_probe(HB_PROBE_SHA1_UPDATE, &a->interrupted);
     while (a->done < a->len && !a->interrupted) {
         size_t n = a->len - a->done < CHUNK ? a->len - a->done : CHUNK;
         SHA1_Update(a->ctx, a->p + a->done, n);
         a->done += n;
     }
-    if (a->turn)
-        hb_turn_hashed(a->turn);
+    hb_turn_hashed(a->turn);
     return NULL;
 }
 
@@ -96,7 +95,7 @@ static VALUE locked_update_body(VALUE p)
     int big = RSTRING_LEN(lu->str) >= BIG_INPUT;
     while (a.done < a.len) {
         a.interrupted = 0;
-        rb_thread_call_without_gvl(update_nogvl, &a, big ? update_ubf : NULL, &a);
+        hb_nogvl(HB_NOGVL_HASH, update_nogvl, &a, big ? update_ubf : NULL, &a, 0);
         if (a.done < a.len)
             rb_thread_check_ints();
     }
@@ -303,20 +302,25 @@ static VALUE sha1_s_set_gvl_slots(VALUE klass, VALUE v)
     return v;
 }
 
-/* gvl_stats: {turns:, turn_waits:, turn_yields:} (turns.c). */
+/* gvl_stats: {turns:, turn_waits:, turn_yields:, handoff_spins:,
+ * handoff_blocks:, block_cost_ns:} (turns.c). */
 static VALUE sha1_s_gvl_stats(VALUE klass)
 {
-    long waits, yields;
-    hb_turn_stats(&waits, &yields);
+    long waits, yields, spins, blocks;
+    hb_turn_stats(&waits, &yields, &spins, &blocks);
     VALUE h = rb_hash_new();
     rb_hash_aset(h, ID2SYM(rb_intern("turns")), LONG2NUM(hb_turns()));
     rb_hash_aset(h, ID2SYM(rb_intern("turn_waits")), LONG2NUM(waits));
     rb_hash_aset(h, ID2SYM(rb_intern("turn_yields")), LONG2NUM(yields));
+    rb_hash_aset(h, ID2SYM(rb_intern("handoff_spins")), LONG2NUM(spins));
+    rb_hash_aset(h, ID2SYM(rb_intern("handoff_blocks")), LONG2NUM(blocks));
+    rb_hash_aset(h, ID2SYM(rb_intern("block_cost_ns")), ULL2NUM(hb_turn_block_cost_ns()));
     return h;
 }
 
 void hb_ext_init_sha1(void)
 {
+    gvl_threshold = hb_gvl_params_get()->gvl_threshold;
     rb_require("digest");
     VALUE mDigest = rb_const_get(rb_cObject, rb_intern("Digest"));
     VALUE cDigestClass = rb_const_get(mDigest, rb_intern("Class"));
