@@ -16,6 +16,7 @@
 require "digest"
 require_relative "hashbatch/version"
 require "hashbatch/hashbatch_ext"
+require_relative "hashbatch/digest_dropin" # Hashbatch.replace_digest!: off until called
 
 module Hashbatch
   # Base class of every error hashbatch raises for an hb_status.
