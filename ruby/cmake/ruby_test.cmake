@@ -1,6 +1,8 @@
 # ruby_test.cmake - what the gem's ctest tests run (cmake -P).
 #   MODE=test: build the extension into WORK_DIR/ext against INCLUDE_DIR
 #     and LIB_DIR (this build tree), then run the minitest suite with it.
+#   MODE=dropin: the suite again, with require "hashbatch/digest" first,
+#     against the extension MODE=test built.
 #   MODE=install_vendored: gem build, then gem install --local into an
 #     empty GEM_HOME with pkg-config pointed nowhere and no libhashbatch on
 #     any search path, so the extension builds the sources the gem carries;
@@ -29,6 +31,14 @@ if(MODE STREQUAL "test")
   file(COPY ${ext}/hashbatch_ext.so DESTINATION ${WORK_DIR}/lib/hashbatch)
   # This build's extension first: a `rake compile` one in lib/ loses.
   run(${RUBY} -I${WORK_DIR}/lib -I${SOURCE_DIR}/lib -I${SOURCE_DIR}/test
+      ${SOURCE_DIR}/test/run_all.rb)
+elseif(MODE STREQUAL "dropin")
+  # The same suite with the Digest drop-in loaded (the extension ruby_gem
+  # built): existing code's results must not change.
+  if(NOT EXISTS ${WORK_DIR}/lib/hashbatch/hashbatch_ext.so)
+    message(FATAL_ERROR "no extension in ${WORK_DIR}/lib: ruby_gem builds it first")
+  endif()
+  run(${RUBY} -I${WORK_DIR}/lib -I${SOURCE_DIR}/lib -I${SOURCE_DIR}/test -rhashbatch/digest
       ${SOURCE_DIR}/test/run_all.rb)
 elseif(MODE STREQUAL "install_vendored" OR MODE STREQUAL "install_no_opencl")
   set(dir ${WORK_DIR}/${MODE})
@@ -72,5 +82,5 @@ elseif(MODE STREQUAL "install_system")
   hb_gem_check_linked_from(${prefix}/${LIBDIR})
   hb_gem_smoke()
 else()
-  message(FATAL_ERROR "MODE must be test, install_vendored, install_no_opencl or install_system")
+  message(FATAL_ERROR "MODE must be test, dropin, install_vendored, install_no_opencl or install_system")
 endif()
