@@ -44,21 +44,28 @@ static void check_batch(hb_engine *e, const hb_msg *m, size_t n, hb_digest *want
     tu_assert_clean(e);
 }
 
-START_TEST(test_each_length_class)
+/* Batches of len-byte messages, one per count, through engine e. */
+static void check_counts(hb_engine *e, size_t len, const size_t *counts, size_t ncounts,
+                         uint64_t seed)
 {
-    size_t len = uniform_lengths[_i];
-    static const size_t counts[] = {64, 65, 1000, 4099};
-    hb_engine *e = tu_open(HB_BACKEND_OPENCL);
-    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+    for (size_t c = 0; c < ncounts; c++) {
         tu_msgset s;
         char what[96];
-        same_length_set(&s, len, counts[c], 7000 + len * 10 + c);
+        same_length_set(&s, len, counts[c], seed + len * 10 + c);
         hb_digest *got = tu_digests(s.n);
         snprintf(what, sizeof what, "%zu messages of %zu bytes", s.n, len);
         check_batch(e, s.m, s.n, s.want, got, what);
         free(got);
         tu_msgset_free(&s);
     }
+}
+
+START_TEST(test_each_length_class)
+{
+    size_t len = uniform_lengths[_i];
+    static const size_t counts[] = {64, 65, 1000, 4099};
+    hb_engine *e = tu_open(HB_BACKEND_OPENCL);
+    check_counts(e, len, counts, sizeof counts / sizeof counts[0], 7000);
     hb_stats st;
     ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
     ck_assert_uint_gt(st.device_launches, 0);
@@ -75,16 +82,7 @@ START_TEST(test_long_lengths)
     size_t len = long_lengths[_i];
     static const size_t counts[] = {64, 257, 1000};
     hb_engine *e = tu_open(HB_BACKEND_OPENCL);
-    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
-        tu_msgset s;
-        char what[96];
-        same_length_set(&s, len, counts[c], 7700 + len * 10 + c);
-        hb_digest *got = tu_digests(s.n);
-        snprintf(what, sizeof what, "%zu messages of %zu bytes", s.n, len);
-        check_batch(e, s.m, s.n, s.want, got, what);
-        free(got);
-        tu_msgset_free(&s);
-    }
+    check_counts(e, len, counts, sizeof counts / sizeof counts[0], 7700);
     hb_engine_close(e);
 }
 END_TEST

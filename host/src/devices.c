@@ -1,7 +1,7 @@
 /*
  * devices.c - OpenCL device discovery and device specs.
  *
- * Owns: hb_devices_list, hb_device_type_name and the internal enumeration
+ * Owns: hb_devices_list and the internal enumeration
  * and selection used by the OpenCL backend.
  * Must not: keep OpenCL objects alive; it only asks questions.
  */
@@ -14,21 +14,6 @@
 
 #define MAX_PLATFORMS 16u
 #define MAX_DEVICES_PER_PLATFORM 64u
-
-const char *hb_device_type_name(hb_device_type t)
-{
-    switch (t) {
-    case HB_DEVICE_GPU:
-        return "gpu";
-    case HB_DEVICE_CPU:
-        return "cpu";
-    case HB_DEVICE_ACCELERATOR:
-        return "accelerator";
-    case HB_DEVICE_OTHER:
-        break;
-    }
-    return "other";
-}
 
 static void query_string(cl_device_id device, cl_device_info what, char *out, size_t size)
 {

@@ -23,21 +23,6 @@
 
 /* ---- devices.h --------------------------------------------------------- */
 
-const char *hb_device_type_name(hb_device_type t)
-{
-    switch (t) {
-    case HB_DEVICE_GPU:
-        return "gpu";
-    case HB_DEVICE_CPU:
-        return "cpu";
-    case HB_DEVICE_ACCELERATOR:
-        return "accelerator";
-    case HB_DEVICE_OTHER:
-        break;
-    }
-    return "other";
-}
-
 hb_status hb_cl_enumerate(hb_cl_device **out, size_t *count)
 {
     *out = NULL; /* callers free() it */

@@ -65,10 +65,9 @@ module Hashbatch
         self
       end
 
+      # << is update (in the stock classes too: an alias of the same C method).
       def <<(str)
-        state = @hashbatch_state or return super
-        state.hold { state.update(str) }
-        self
+        update(str)
       end
 
       def reset

@@ -61,14 +61,9 @@ module Hashbatch
         self
       end
 
+      # << is update (in the stock classes too: an alias of the same C method).
       def <<(str)
-        state = @hashbatch_state
-        unless state
-          STOCK_OBJECTS[self] = true
-          return super
-        end
-        state.hold { state.update(str) }
-        self
+        update(str)
       end
 
       def reset
