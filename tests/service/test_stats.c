@@ -330,6 +330,23 @@ START_TEST(device_all_every_backend_scheduled)
 }
 END_TEST
 
+/* The launches feed_big(total) takes on an engine opened with cfg, in all
+ * and per batch, measured on an engine of its own with no fault (the
+ * device's shape and models decide them: a uniform launch can hold a
+ * whole batch). */
+static void count_launches(const hb_config *cfg, size_t total, uint64_t *launches,
+                           uint64_t *per_batch)
+{
+    hb_engine *e = tu_open_cfg(cfg);
+    uint64_t jobs;
+    feed_big(e, total, 0xFA10u, &jobs);
+    hb_stats st = stats_of(e);
+    hb_engine_close(e);
+    ck_assert_uint_gt(st.device_launches, 0);
+    *launches = st.device_launches;
+    *per_batch = (st.device_launches + st.batches - 1) / st.batches;
+}
+
 /* Device errors: the redone work counts under the pool entry, once. */
 START_TEST(fallback_counted_under_pool)
 {
@@ -338,19 +355,29 @@ START_TEST(fallback_counted_under_pool)
     cfg.cpu_fallback = 1;
     cfg.verify = HB_VERIFY_SAMPLE;
     cfg.staging_bytes = 256u << 10;
+    size_t total = ((size_t)64 << 20) / scale();
+    if (total < ((size_t)8 << 20))
+        total = (size_t)8 << 20;
+    cfg.ring_depth = 3;
+    /* errors far enough apart that whole batches complete between them
+     * (an error also sends back the batches of the launches in flight),
+     * and enough launches for at least three errors */
+    uint64_t launches, per_batch;
+    count_launches(&cfg, total, &launches, &per_batch);
+    uint64_t every = 2 * (per_batch + cfg.ring_depth) + 1;
+    if (launches < 3 * every)
+        total *= (size_t)((3 * every + launches - 1) / launches);
     hb_engine *e = tu_open_cfg(&cfg);
     hb_fault_plan plan;
     memset(&plan, 0, sizeof plan);
     plan.kind = HB_FAULT_ENQUEUE_ERROR;
-    plan.every_nth_launch = 20; /* batches complete between errors */
+    plan.every_nth_launch = every;
     ck_assert_int_eq(hb_testing_set_fault(e, &plan), HB_OK);
     uint64_t jobs;
-    size_t total = ((size_t)64 << 20) / scale();
-    if (total < ((size_t)8 << 20))
-        total = (size_t)8 << 20;
     feed_big(e, total, 0xFA11u, &jobs);
     hb_stats st = stats_of(e);
-    tu_print_stats("opencl, every 20th launch fails", &st);
+    fprintf(stderr, "every %llu-th launch fails\n", (unsigned long long)every);
+    tu_print_stats("opencl, launches failing", &st);
     check_sums(&st, "fallback");
     ck_assert_uint_eq(st.bytes, total / MSG_LEN * MSG_LEN);
     ck_assert_uint_eq(st.jobs_completed, jobs);
