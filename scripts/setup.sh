@@ -10,6 +10,7 @@ packages=(
   coreutils
   ruby ruby-dev ruby-minitest rake ruby-bundler ruby-async
   jdupes gnuplot-nox
+  libsqlite3-dev sqlite3 xfsprogs
 )
 # Peers the benchmarks compare against; tests need only jdupes.
 if [[ "${HB_SETUP_BENCH:-0}" == 1 ]]; then

@@ -36,6 +36,9 @@ int cmd_devices(int argc, char **argv);
 int cmd_sum(int argc, char **argv);
 int cmd_dedup(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
+int cmd_link(int argc, char **argv);
+int cmd_remove(int argc, char **argv);
 
 /* ---- diag.c: messages on stderr --------------------------------------- */
 

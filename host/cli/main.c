@@ -22,6 +22,9 @@ static const cli_command commands[] = {
     {"devices", cmd_devices, "list OpenCL devices and the CPU pool, and what `auto` picks"},
     {"sum", cmd_sum, "print or check SHA-1 checksums, byte for byte as sha1sum does"},
     {"dedup", cmd_dedup, "find duplicate files (size, SHA-1, then byte for byte)"},
+    {"link", cmd_link, "replace duplicates in a dedup plan by links (hard, reflink, symbolic)"},
+    {"remove", cmd_remove, "remove duplicates in a dedup plan, keeping one file of each group"},
+    {"cache", cmd_cache, "the hash cache of sum and dedup: stats, prune, clear"},
     {"bench", cmd_bench, "measure each backend against OpenSSL's SHA-1 on this machine"},
 };
 

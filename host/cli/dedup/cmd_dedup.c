@@ -21,6 +21,9 @@
 
 #include "cli.h"
 #include "dedup.h"
+#include "dedup_action.h"
+#include "dedup_cache.h"
+#include "dedup_dirs.h"
 #include "engine_report.h"
 
 #define CMD DD_CMD
@@ -33,7 +36,17 @@ enum {
     OPT_MIN_SIZE,
     OPT_EMPTY,
     OPT_BATCH_BYTES,
-    OPT_STATS
+    OPT_STATS,
+    OPT_CACHE,
+    OPT_CACHE_FILE,
+    OPT_DIRS,
+    OPT_INDEX_OUT,
+    OPT_MERGE,
+    OPT_ACTION,
+    OPT_KEEP,
+    OPT_DRY_RUN,
+    OPT_LOG,
+    OPT_IO_THREADS
 };
 
 static void help(void)
@@ -132,6 +145,16 @@ static int parse(int argc, char **argv, dd_opts *o, cli_engine_opts *eo, char **
         {"quiet", no_argument, NULL, 'q'},
         {"stats", no_argument, NULL, OPT_STATS},
         {"verbose", no_argument, NULL, OPT_STATS},
+        {"cache", no_argument, NULL, OPT_CACHE},
+        {"cache-file", required_argument, NULL, OPT_CACHE_FILE},
+        {"dirs", no_argument, NULL, OPT_DIRS},
+        {"index-out", required_argument, NULL, OPT_INDEX_OUT},
+        {"merge", no_argument, NULL, OPT_MERGE},
+        {"action", required_argument, NULL, OPT_ACTION},
+        {"keep", required_argument, NULL, OPT_KEEP},
+        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+        {"log", required_argument, NULL, OPT_LOG},
+        {"io-threads", required_argument, NULL, OPT_IO_THREADS},
         {"help", no_argument, NULL, CLI_OPT_HELP},
         {NULL, 0, NULL, 0}};
     int c, given = 0, rc;
@@ -193,6 +216,40 @@ static int parse(int argc, char **argv, dd_opts *o, cli_engine_opts *eo, char **
         case OPT_STATS:
             o->verbose = 1;
             break;
+        case OPT_CACHE:
+            o->use_cache = 1;
+            break;
+        case OPT_CACHE_FILE:
+            o->use_cache = 1;
+            o->cache_file = optarg;
+            break;
+        case OPT_DIRS:
+            o->dirs = 1;
+            break;
+        case OPT_INDEX_OUT:
+            o->index_out = optarg;
+            break;
+        case OPT_MERGE:
+            o->merge = 1;
+            break;
+        case OPT_ACTION:
+            o->action = optarg;
+            break;
+        case OPT_KEEP:
+            o->keep = optarg;
+            break;
+        case OPT_DRY_RUN:
+            o->dry_run = 1;
+            break;
+        case OPT_LOG:
+            o->action_log = optarg;
+            break;
+        case OPT_IO_THREADS:
+            if (cli_parse_size(optarg, &v) != 0 || v == 0 || v > 256)
+                return cli_usage_error(CMD, "invalid thread count '%s' for '--io-threads' (1-256)",
+                                       optarg);
+            o->io_threads = (unsigned)v;
+            break;
         case 'h':
         case CLI_OPT_HELP:
             help();
@@ -204,7 +261,15 @@ static int parse(int argc, char **argv, dd_opts *o, cli_engine_opts *eo, char **
             return rc;
     }
     if (optind >= argc)
-        return cli_usage_error(CMD, "missing directory operand");
+        return cli_usage_error(CMD,
+                               o->merge ? "missing index operand" : "missing directory operand");
+    if ((o->keep || o->dry_run || o->action_log) && !o->action)
+        return cli_usage_error(CMD, "--keep, --dry-run and --log need --action");
+    if (o->merge && (o->use_cache || o->index_out || o->dirs))
+        return cli_usage_error(
+            CMD, "--merge reads indexes: --cache, --dirs and --index-out do not apply");
+    if (o->action && (rc = dd_action_check(o)) >= 0)
+        return rc;
     *roots = argv + optind;
     *nroots = (size_t)(argc - optind);
     return -1;
@@ -282,6 +347,8 @@ int cmd_dedup(int argc, char **argv)
     rc = cli_engine_config(&eo, CMD, &cfg);
     if (rc != CLI_EXIT_OK)
         return rc;
+    if (o.merge)
+        return cli_finish_stdout(dd_merge_main(&o, &cfg, roots, nroots));
 
     dd_run r;
     memset(&r, 0, sizeof r);
@@ -306,9 +373,17 @@ int cmd_dedup(int argc, char **argv)
         dd_free(&r);
         return CLI_EXIT_FAILURE;
     }
+    if (o.use_cache)
+        dd_cache_begin(&r);
     rc = dd_find_groups(&r);
+    if (rc == CLI_EXIT_OK && !r.fatal && o.dirs && dd_dirs_find(&r) != 0)
+        rc = CLI_EXIT_FAILURE;
     progress_close(r.meter);
-    if (rc == CLI_EXIT_OK && !r.fatal) {
+    if (rc == CLI_EXIT_OK && !r.fatal && o.index_out && dd_index_write(&r, o.index_out) != 0)
+        rc = CLI_EXIT_FAILURE;
+    if (rc == CLI_EXIT_OK && !r.fatal && o.action) {
+        rc = dd_act(&r);
+    } else if (rc == CLI_EXIT_OK && !r.fatal) {
         dd_print(&r);
         if (!o.quiet && o.format != DD_SUMMARY) {
             fflush(stdout);
@@ -321,6 +396,8 @@ int cmd_dedup(int argc, char **argv)
     }
     if (o.verbose)
         report_stats(&r);
+    if (o.use_cache)
+        dd_cache_end(&r);
     dd_engine_stop(&r);
     dd_free(&r);
     return cli_finish_stdout(rc);

@@ -34,13 +34,23 @@ typedef enum { DD_TEXT, DD_FDUPES, DD_ZERO, DD_JSON, DD_CSV, DD_SUMMARY } dd_for
 /* What the user asked for. */
 typedef struct {
     dd_format format;
-    int show_size;       /* -S: "N bytes each:" before each text group */
-    uint64_t min_size;   /* files smaller are ignored */
-    int empty;           /* --empty: group empty files too */
-    int follow_symlinks; /* -L */
-    int quiet;           /* no progress, no summary */
-    int verbose;         /* --stats: stage counters and the engine */
-    size_t batch_bytes;  /* bytes read and hashed per engine job */
+    int show_size;          /* -S: "N bytes each:" before each text group */
+    uint64_t min_size;      /* files smaller are ignored */
+    int empty;              /* --empty: group empty files too */
+    int follow_symlinks;    /* -L */
+    int quiet;              /* no progress, no summary */
+    int verbose;            /* --stats: stage counters and the engine */
+    size_t batch_bytes;     /* bytes read and hashed per engine job */
+    int use_cache;          /* --cache (or --cache-file): dedup_cache.c */
+    const char *cache_file; /* --cache-file PATH; NULL: the default file */
+    int dirs;               /* --dirs: duplicate directories (dedup_dirs.c) */
+    const char *index_out;  /* --index-out FILE: the scan's index (dedup_index.c) */
+    int merge;              /* --merge: the operands are indexes (dedup_merge.c) */
+    const char *action;     /* --action KIND (dedup_action.c); NULL: report only */
+    const char *keep;       /* --keep RULE; NULL: the default rule */
+    int dry_run;            /* --dry-run: print what --action would do */
+    const char *action_log; /* --log FILE: the actions as JSON lines */
+    unsigned io_threads;    /* --io-threads N; 0: chosen per device kind */
 } dd_opts;
 
 /* One name found by the walk. */
@@ -123,6 +133,8 @@ typedef struct {
     uint64_t joined_by_bytes; /* files found equal to a hashed one by comparison */
     int fatal;                /* the engine failed: the report is incomplete */
     atomic_int stop_scan;     /* set by another thread: the scan stops (ECANCELED) */
+    struct dd_cache *cache;   /* the hash cache when --cache (dedup_cache.c) */
+    struct dd_dirs *dirs;     /* duplicate directories when --dirs (dedup_dirs.c) */
 } dd_run;
 
 /* ---- dedup_scan.c ------------------------------------------------------ */
