@@ -67,6 +67,14 @@ void hb_ext_init_gvl_params(void);
 /* sha1_class.c */
 void hb_ext_init_sha1(void);
 size_t hb_ext_gvl_threshold(void);
+/* Hashbatch::SHA1.digest / .hexdigest of argv (argument rules and GVL
+ * release as theirs), for the drop-in's one-shots (dropin_one_shot.c). */
+VALUE hb_ext_sha1_oneshot_digest(int argc, VALUE *argv);
+VALUE hb_ext_sha1_oneshot_hexdigest(int argc, VALUE *argv);
+
+/* dropin_one_shot.c: the drop-in's class-level one-shots, modules that
+ * hashbatch/digest_dropin.rb prepends. */
+void hb_ext_init_dropin_one_shot(void);
 
 /* turns.c: which threads hash mid-sized inputs without the GVL. */
 void hb_ext_init_turns(void);

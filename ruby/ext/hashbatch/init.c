@@ -24,6 +24,7 @@ void Init_hashbatch_ext(void)
     hb_ext_init_gvl_params();
     hb_ext_init_turns();
     hb_ext_init_sha1();
+    hb_ext_init_dropin_one_shot();
     hb_ext_init_engine();
     hb_ext_init_jobs();
     hb_ext_init_default_engine();

@@ -28,7 +28,7 @@
 # (undefined in OpenSSL) goes on from the data before finish.
 #
 # Owns: installing the hooks (hashbatch/digest_sha1_hooks.rb,
-# digest_openssl_hooks.rb, digest_one_shot.rb) once, whatever the threads,
+# digest_openssl_hooks.rb, and the one-shots of ext/hashbatch/dropin_one_shot.c) once, whatever the threads,
 # and telling whether they are in.
 # Must not: install anything unless asked (loading this file, which
 # hashbatch.rb does, installs nothing and loads no openssl).
@@ -46,7 +46,6 @@ module Hashbatch
         require "openssl"
         require_relative "digest_sha1_hooks"
         require_relative "digest_openssl_hooks"
-        require_relative "digest_one_shot"
         INSTALL_LOCK.synchronize do
           return false if @installed
 
