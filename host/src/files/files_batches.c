@@ -78,6 +78,45 @@ static unsigned char *get_arena_locked(hb_files_job *j)
 
 /* queue_locked: hands a closed batch whose slices are all filled to the
  * engine and queues it for the collector (an empty one is dropped). */
+/* One slot of a batch, for sort_by_length. */
+typedef struct {
+    hb_msg msg;
+    size_t index;
+    void *buf;
+    unsigned char skip;
+} slot_entry;
+
+static int by_length(const void *a, const void *b)
+{
+    size_t x = ((const slot_entry *)a)->msg.len, y = ((const slot_entry *)b)->msg.len;
+    return (x > y) - (x < y);
+}
+
+/* sort_by_length: orders b's slots by length before it is submitted.
+ * Files come in walk order, their sizes mixed; the engine's takes are
+ * runs of messages that are all short or all long (queue.c), so mixed
+ * sizes cut them into takes of a few messages, which leave a CPU
+ * multi-buffer implementation's lanes, or a device's, mostly empty.
+ * Sorted, the short files make full takes and the long ones come in
+ * takes of similar lengths. Results go by index, so the order is free.
+ * Without memory for the sort, the batch goes as it is. */
+static void sort_by_length(files_batch *b)
+{
+    slot_entry *e = b->count > 1 ? malloc(b->count * sizeof *e) : NULL;
+    if (e == NULL)
+        return;
+    for (size_t k = 0; k < b->count; k++)
+        e[k] = (slot_entry){b->msg[k], b->index[k], b->buf[k], b->skip[k]};
+    qsort(e, b->count, sizeof *e, by_length);
+    for (size_t k = 0; k < b->count; k++) {
+        b->msg[k] = e[k].msg;
+        b->index[k] = e[k].index;
+        b->buf[k] = e[k].buf;
+        b->skip[k] = e[k].skip;
+    }
+    free(e);
+}
+
 static void queue_locked(hb_files_job *j, files_batch *b)
 {
     if (b->count == 0) {
@@ -87,6 +126,7 @@ static void queue_locked(hb_files_job *j, files_batch *b)
         wake_space_locked(j);
         return;
     }
+    sort_by_length(b);
     b->submit_status = hb_submit(j->engine, b->msg, b->count, b->digest, &b->job);
     if (b->submit_status != HB_OK)
         b->job = NULL;
