@@ -124,9 +124,12 @@ static void force(hb_engine *e, unsigned k, double fixed, double per_message, do
  * 1 to 2 in the GPU shape of the gpu_shape reruns; the pool about 0.13 a
  * thread, of its CPU time), faster than it is once delayed (one 800 ms
  * delay per launch of at most 64 MiB is 12 ns a byte or more; 10 ms per
- * pool batch of a MiB or two, 5 or more). The pool's terms are a
- * thread's: 6 ns a byte is 3 to 6 for the pool, as one or two of its
- * threads run side by side. */
+ * pool batch of a MiB or two, 5 or more; with 3 launches in flight the
+ * device's delays overlap, and it learns 5.7 here). The pool's terms are
+ * a thread's: 6 ns a byte is 3 for its two threads, which a forced model
+ * counts as running side by side however loaded the machine is (when
+ * that was measured, a load of 5 made the pool look as dear as the
+ * delayed device, and the last job went back to it). */
 #define hold_pool(e, k) force((e), (k), 100, 10, 6.0)
 #define hold_device(e, k) force((e), (k), 100000, 10, 1.0)
 

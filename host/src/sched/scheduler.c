@@ -244,6 +244,8 @@ static void count_busy(hb_sched_backend *b, double now)
 
 static void count_work(hb_sched_backend *b, double work_ns)
 {
+    if (b->model.frozen)
+        return; /* forced: its threads count as all side by side */
     b->work_ns = b->work_ns * SIDE_BY_SIDE_FORGET + work_ns;
     b->busy_ns *= SIDE_BY_SIDE_FORGET;
     if (b->busy_ns > 0) {
@@ -328,6 +330,9 @@ int hb_sched_force(hb_sched *s, unsigned k, const hb_cost_terms *terms)
         hb_cost_seed(&s->b[k].model, s->b[k].model.terms);
     if (ok)
         s->b[k].model.frozen = terms != NULL;
+    if (ok && terms != NULL) /* the forced terms are the whole cost: none of
+                                it hangs on how busy the machine was */
+        s->b[k].side_by_side = s->b[k].parallel;
     pthread_mutex_unlock(&s->lock);
     return ok;
 }

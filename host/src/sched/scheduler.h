@@ -124,7 +124,8 @@ void hb_sched_retire(hb_sched *s, unsigned k);
  * once no device is left). */
 void hb_sched_set_takes_jobs(hb_sched *s, unsigned k);
 
-/* hb_sched_force: fixes k's terms (terms NULL: lets it learn again).
+/* hb_sched_force: fixes k's terms, its threads counted as all side by
+ * side (terms NULL: lets it learn again).
  * Returns 0 for a bad k or invalid terms. */
 int hb_sched_force(hb_sched *s, unsigned k, const hb_cost_terms *terms);
 
