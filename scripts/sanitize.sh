@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # sanitize.sh - builds with the given sanitizers and runs the C tests.
 # Usage: scripts/sanitize.sh address,undefined|thread [CTEST_ARGS...]
-# CTEST_ARGS default to -LE "huge|install".
+# CTEST_ARGS default to -LE "huge|install"; suites run one per CPU side by
+# side (HB_TEST_JOBS overrides).
 # Left out: the >4 GiB test (label "huge"), which only repeats, slower, what
 # the plain run checks, and the install test (label "install"), whose
 # consumer is built without sanitizers. Leak reports from inside pocl/LLVM (not our code)
@@ -23,4 +24,4 @@ export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:print_suppressions=0:i
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export TSAN_OPTIONS="suppressions=$root/scripts/tsan.supp"
 cd "$build"
-ctest --output-on-failure --timeout 1800 "${ctest_args[@]}"
+ctest --output-on-failure --timeout 1800 -j "${HB_TEST_JOBS:-$(nproc)}" "${ctest_args[@]}"

@@ -9,4 +9,6 @@ bash "$root/scripts/setup.sh"
 build="$root/build"
 bash "$root/scripts/build.sh" "$build"
 cd "$build"
-ctest --output-on-failure --timeout 1800 -j 1 "$@"
+# Suites run side by side, one per CPU (HB_TEST_JOBS overrides): none
+# depends on timing or on having the machine to itself.
+ctest --output-on-failure --timeout 1800 -j "${HB_TEST_JOBS:-$(nproc)}" "$@"
