@@ -69,7 +69,8 @@ typedef struct {
     uint64_t size;
     int64_t mtime_sec;
     long mtime_nsec;
-    uint32_t first; /* its paths: by_inode[first .. first + npaths) */
+    int64_t ctime_ns; /* change time as the walk saw it (the cache's key) */
+    uint32_t first;   /* its paths: by_inode[first .. first + npaths) */
     uint32_t npaths;
     uint32_t cls;   /* class id (the index of its first inode) */
     uint8_t state;  /* DD_ALIVE or DD_FAILED (reported, left out) */

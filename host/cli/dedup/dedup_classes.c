@@ -5,8 +5,15 @@
  * different bytes are a SHA-1 collision: recorded, announced on stderr,
  * never grouped.
  *
+ * With --cache, inodes whose whole SHA-1 came from the cache and whose
+ * rows share a byte proof id (dedup_cache.c) join one class without
+ * being read: the proof is the record of an earlier byte comparison made
+ * while the files had the keys they still have. Members of a run of one
+ * SHA-1 are sorted by proof so that those are next to each other.
+ *
  * Owns: class ids, byte comparison before joining, collisions. Must not:
- * join two inodes whose bytes it did not compare.
+ * join two inodes whose bytes it did not compare, in this run or (a
+ * stored proof) in an earlier one.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +21,7 @@
 
 #include "cli.h"
 #include "dedup.h"
+#include "dedup_cache.h"
 
 static const dd_run *sort_run; /* qsort has no context argument in C11 */
 
@@ -30,6 +38,9 @@ static int cmp_member(const void *pa, const void *pb)
     int c = memcmp(sort_run->inodes[a->inode].full, sort_run->inodes[b->inode].full, 20);
     if (c != 0)
         return c;
+    int64_t qa = dd_cache_proof(sort_run, a->inode), qb = dd_cache_proof(sort_run, b->inode);
+    if (qa != qb)
+        return qa < qb ? -1 : 1;
     uint32_t oa = dd_inode_order(sort_run, a->inode), ob = dd_inode_order(sort_run, b->inode);
     return oa < ob ? -1 : oa > ob;
 }
@@ -80,6 +91,21 @@ static int same_bytes(dd_run *r, const member *a, const member *b)
     return eq;
 }
 
+/* proof_join: when inode k and the member placed before it (prev) share
+ * a stored byte proof, k joins prev's class unread. Returns 1 when it
+ * did. */
+static int proof_join(dd_run *r, uint32_t prev, uint32_t k)
+{
+    if (prev == UINT32_MAX || r->inodes[prev].state != DD_ALIVE)
+        return 0;
+    int64_t p = dd_cache_proof(r, k);
+    if (p == 0 || dd_cache_proof(r, prev) != p)
+        return 0;
+    r->inodes[k].cls = r->inodes[prev].cls;
+    dd_cache_count_proof_join(r);
+    return 1;
+}
+
 /* classify_run: members m[0..n) share one SHA-1: each joins the earlier
  * class whose bytes it has, else starts a new one; a collision is a pair
  * of distinct contents, so it is recorded when a member starts a class,
@@ -89,9 +115,15 @@ static void classify_run(dd_run *r, member *m, size_t n)
 {
     size_t nreps = 0; /* class representatives are moved to m[0..nreps) */
     uint32_t *differ = malloc((n ? n : 1) * sizeof *differ);
+    uint32_t prev = UINT32_MAX; /* the member placed last */
     for (size_t i = 0; i < n; i++) {
         if (r->inodes[m[i].inode].state != DD_ALIVE)
             continue;
+        if (proof_join(r, prev, m[i].inode)) {
+            prev = m[i].inode;
+            continue;
+        }
+        prev = m[i].inode;
         int joined = 0;
         size_t ndiffer = 0;
         for (size_t j = 0; j < nreps && !joined; j++) {

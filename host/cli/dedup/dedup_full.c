@@ -12,6 +12,11 @@
  * device's lanes gain nothing. Memory stays near two batches whatever the
  * file sizes.
  *
+ * With --cache, members whose whole-file SHA-1 came from the cache
+ * (dd_cache_is_cached) are neither read nor hashed here: they join the
+ * classification of their set with their bytes left on disk, where
+ * dedup_classes.c compares them (or finds a stored byte proof).
+ *
  * Owns: batching, the pipeline of reads and engine jobs, streaming of big
  * sets. Must not: hold more than two batches in memory, or map files (a
  * truncated mapping would raise SIGBUS).
@@ -22,6 +27,7 @@
 
 #include "cli.h"
 #include "dedup.h"
+#include "dedup_cache.h"
 
 #define BATCH_FILES 4096
 #define STREAM_OVER ((uint64_t)1 << 20) /* files bigger are streamed */
@@ -55,6 +61,15 @@ static void batch_free(full_batch *b)
 static uint64_t set_bytes(const dd_run *r, const dd_set_list *s, size_t k)
 {
     return (uint64_t)(s->start[k + 1] - s->start[k]) * r->inodes[s->inodes[s->start[k]]].size;
+}
+
+/* set_reads: members of set k to read (those not taken from the cache). */
+static size_t set_reads(const dd_run *r, const dd_set_list *s, size_t k)
+{
+    size_t n = 0;
+    for (size_t i = s->start[k]; i < s->start[k + 1]; i++)
+        n += !dd_cache_is_cached(r, s->inodes[i]);
+    return n;
 }
 
 /* is_big: is set k streamed rather than read into a batch? When it does
@@ -145,6 +160,8 @@ static int batch_start(dd_run *r, const dd_set_list *s, size_t *next, full_batch
         if (is_big(r, s, k))
             continue;
         for (size_t i = s->start[k]; i < s->start[k + 1]; i++) {
+            if (dd_cache_is_cached(r, s->inodes[i]))
+                continue;
             dd_read_item *it = &b->items[b->n++];
             it->inode = s->inodes[i];
             it->want = (size_t)r->inodes[it->inode].size;
@@ -161,7 +178,7 @@ static int batch_start(dd_run *r, const dd_set_list *s, size_t *next, full_batch
     for (size_t k = b->lo; k < b->hi; k++) {
         if (is_big(r, s, k))
             continue;
-        size_t n = s->start[k + 1] - s->start[k];
+        size_t n = set_reads(r, s, k);
         split_by_bytes(r, b->items + i, b->join + i, n, (int32_t)i);
         i += n;
     }
@@ -172,6 +189,8 @@ static int batch_start(dd_run *r, const dd_set_list *s, size_t *next, full_batch
         b->msgs[b->nmsgs].len = b->items[i].want;
         b->msg_item[b->nmsgs++] = (uint32_t)i;
     }
+    if (b->nmsgs == 0)
+        return 1; /* every member came from the cache or failed */
     if (dd_need_engine(r) != 0)
         return -1;
     hb_status st = hb_submit(r->engine, b->msgs, b->nmsgs, b->digests, &b->job);
@@ -184,7 +203,7 @@ static int batch_start(dd_run *r, const dd_set_list *s, size_t *next, full_batch
  * bytes take its class and digest. Returns 0 or -1. */
 static int batch_finish(dd_run *r, const dd_set_list *s, full_batch *b)
 {
-    hb_status st = hb_job_wait(b->job, -1);
+    hb_status st = b->job != NULL ? hb_job_wait(b->job, -1) : HB_OK;
     if (st != HB_OK)
         return dd_engine_error(r, st);
     uint64_t bytes = 0;
@@ -196,8 +215,12 @@ static int batch_finish(dd_run *r, const dd_set_list *s, full_batch *b)
     }
     r->hashed_full += b->nmsgs;
     r->bytes_full += bytes;
-    unsigned char **data = malloc((b->n ? b->n : 1) * sizeof *data);
-    uint32_t *list = malloc((b->n ? b->n : 1) * sizeof *list);
+    size_t cap = 1;
+    for (size_t k = b->lo; k < b->hi; k++)
+        if (!is_big(r, s, k))
+            cap += s->start[k + 1] - s->start[k];
+    unsigned char **data = malloc(cap * sizeof *data);
+    uint32_t *list = malloc(cap * sizeof *list);
     if (data == NULL || list == NULL) {
         free(data);
         free(list);
@@ -209,12 +232,18 @@ static int batch_finish(dd_run *r, const dd_set_list *s, full_batch *b)
     for (size_t k = b->lo; k < b->hi; k++) {
         if (is_big(r, s, k))
             continue;
-        size_t n = s->start[k + 1] - s->start[k], m = 0;
+        size_t n = set_reads(r, s, k), m = 0;
         for (size_t j = i; j < i + n; j++) {
             if (b->join[j] >= 0)
                 continue;
             list[m] = b->items[j].inode;
             data[m++] = b->items[j].buf;
+        }
+        for (size_t j = s->start[k]; j < s->start[k + 1]; j++) {
+            if (!dd_cache_is_cached(r, s->inodes[j]))
+                continue;
+            list[m] = s->inodes[j];
+            data[m++] = NULL;
         }
         dd_classify(r, list, data, m);
         for (size_t j = i; j < i + n; j++) {
@@ -244,6 +273,8 @@ static void big_split(dd_run *r, const uint32_t *list, int32_t *join, size_t n)
     size_t nreps = 0;
     for (size_t i = 0; i < n; i++) {
         join[i] = -1;
+        if (dd_cache_is_cached(r, list[i]))
+            continue; /* classified with its cached SHA-1 (big_finish) */
         for (size_t k = 0; k < nreps && join[i] < 0; k++) {
             if (r->inodes[list[reps[k]]].state != DD_ALIVE || r->inodes[list[i]].state != DD_ALIVE)
                 continue;
@@ -270,7 +301,8 @@ typedef struct {
 /* big_job_free: releases j (its job must have finished). */
 static void big_job_free(big_job *j)
 {
-    hb_files_job_free(j->job);
+    if (j->job != NULL)
+        hb_files_job_free(j->job);
     free(j->in);
     free(j->inode);
     free(j->res);
@@ -292,11 +324,14 @@ static int big_job_start(dd_run *r, const uint32_t *list, const int32_t *join, s
         return -1;
     }
     for (size_t i = 0; i < n; i++)
-        if (join[i] < 0 && r->inodes[list[i]].state == DD_ALIVE) {
+        if (join[i] < 0 && r->inodes[list[i]].state == DD_ALIVE &&
+            !dd_cache_is_cached(r, list[i])) {
             j->in[j->n].path = dd_inode_name(r, list[i]);
             j->in[j->n].fd = -1;
             j->inode[j->n++] = list[i];
         }
+    if (j->n == 0)
+        return 0; /* all from the cache: no job */
     if (dd_need_engine(r) != 0)
         return -1;
     hb_status st = hb_submit_files(r->engine, j->in, j->n, j->res, NULL, &j->job);
@@ -307,7 +342,7 @@ static int big_job_start(dd_run *r, const uint32_t *list, const int32_t *join, s
  * the file out with its cause. Frees j. Returns 0 or -1. */
 static int big_job_finish(dd_run *r, big_job *j)
 {
-    hb_status st = hb_files_job_wait(j->job, -1);
+    hb_status st = j->job != NULL ? hb_files_job_wait(j->job, -1) : HB_OK;
     if (st != HB_OK) {
         big_job_free(j);
         return dd_engine_error(r, st);
@@ -381,7 +416,7 @@ static int big_split_all(dd_run *r, const dd_set_list *s, uint32_t *list, int32_
         for (size_t i = off; i < off + n; i++) {
             if (join[i] >= 0)
                 join[i] += (int32_t)off;
-            else
+            else if (!dd_cache_is_cached(r, list[i]))
                 pending += r->inodes[list[i]].size;
         }
         off += n;
@@ -398,7 +433,8 @@ static int big_split_all(dd_run *r, const dd_set_list *s, uint32_t *list, int32_
         pending = 0;
     }
     for (size_t q = 0; q < njobs; q++) {
-        int f = rc == 0 ? big_job_finish(r, &jobs[q]) : (hb_files_job_cancel(jobs[q].job), 0);
+        int f = rc == 0 ? big_job_finish(r, &jobs[q])
+                        : (jobs[q].job ? (void)hb_files_job_cancel(jobs[q].job) : (void)0, 0);
         if (f != 0)
             rc = -1;
         big_job_free(&jobs[q]);

@@ -5,6 +5,11 @@
  * whole: they are classified at once, their bytes still in memory. Bigger
  * ones are split by prefix digest into sets for the full stage.
  *
+ * With --cache, an inode whose key is unchanged takes its prefix SHA-1
+ * from the cache and is not read; one of up to 4 KiB is then whole and
+ * classified with its bytes left on disk (data NULL), and members of sets
+ * take their cached whole-file SHA-1 (dedup_cache.c).
+ *
  * Owns: prefix chunks and their memory, the sets. Must not: decide that
  * two files are equal from their prefix.
  */
@@ -14,6 +19,7 @@
 
 #include "cli.h"
 #include "dedup.h"
+#include "dedup_cache.h"
 
 #define PREFIX_CHUNK_FILES 8192
 #define PREFIX_RUN_SPLIT 65536 /* bigger runs of one size are not kept in memory */
@@ -67,60 +73,93 @@ static int settle_run(dd_run *r, uint32_t *run, unsigned char *const *data, size
         size_t j = i + 1;
         while (j < k && memcmp(r->inodes[run[j]].prefix, r->inodes[run[i]].prefix, 20) == 0)
             j++;
-        if (j - i > 1 && add_set(sets, r, run + i, j - i) != 0)
-            return ENOMEM;
+        if (j - i > 1) {
+            for (size_t m = i; m < j; m++)
+                (void)dd_cache_take_full(r, run[m]);
+            if (add_set(sets, r, run + i, j - i) != 0)
+                return ENOMEM;
+        }
         i = j;
     }
     return 0;
 }
 
-/* prefix_chunk: reads and hashes the prefixes of cand[0..n) into buf;
- * data[i] points at each one's bytes. Returns 0 or -1 (engine failure or
- * no memory, reported). */
+/* from_cache: candidates of cand[0..n) whose prefix the cache holds take
+ * it (and, up to 4 KiB, it is their whole SHA-1); their data[i] is NULL.
+ * The others' indices go to todo. Returns how many are left to read. */
+static size_t from_cache(dd_run *r, const uint32_t *cand, size_t n, unsigned char **data,
+                         size_t *todo)
+{
+    size_t nt = 0;
+    for (size_t i = 0; i < n; i++) {
+        dd_inode *k = &r->inodes[cand[i]];
+        uint8_t p[20];
+        int small = k->size <= DD_PREFIX_BYTES;
+        if (k->state == DD_ALIVE && dd_cache_prefix(r, cand[i], p) &&
+            (!small || dd_cache_take_full(r, cand[i]))) {
+            memcpy(k->prefix, p, 20);
+            data[i] = NULL;
+            continue;
+        }
+        todo[nt++] = i;
+    }
+    return nt;
+}
+
+/* prefix_chunk: reads and hashes the prefixes of cand[0..n) into buf
+ * (those the cache holds excepted); data[i] points at each one's bytes,
+ * or is NULL. Returns 0 or -1 (engine failure or no memory, reported). */
 static int prefix_chunk(dd_run *r, const uint32_t *cand, size_t n, dd_reuse_buf *buf,
                         unsigned char **data)
 {
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t s = r->inodes[cand[i]].size;
-        total += s < DD_PREFIX_BYTES ? (size_t)s : DD_PREFIX_BYTES;
-    }
     dd_read_item *items = calloc(n, sizeof *items);
     hb_msg *msgs = malloc(n * sizeof *msgs);
     hb_digest *dig = malloc(n * sizeof *dig);
     uint32_t *which = malloc(n * sizeof *which);
-    unsigned char *arena = dd_reuse_get(buf, total);
+    size_t *todo = malloc(n * sizeof *todo);
+    unsigned char *arena = NULL;
+    size_t total = 0, nt = 0;
     int rc = -1;
-    if (items == NULL || msgs == NULL || dig == NULL || which == NULL || arena == NULL) {
+    if (todo != NULL) {
+        nt = from_cache(r, cand, n, data, todo);
+        for (size_t t = 0; t < nt; t++) {
+            uint64_t s = r->inodes[cand[todo[t]]].size;
+            total += s < DD_PREFIX_BYTES ? (size_t)s : DD_PREFIX_BYTES;
+        }
+        arena = dd_reuse_get(buf, total);
+    }
+    if (items == NULL || msgs == NULL || dig == NULL || which == NULL || todo == NULL ||
+        arena == NULL) {
         cli_error("%s", strerror(ENOMEM));
         r->fatal = 1;
         goto out;
     }
     size_t off = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t t = 0; t < nt; t++) {
+        size_t i = todo[t];
         uint64_t s = r->inodes[cand[i]].size;
-        items[i].inode = cand[i];
-        items[i].want = s < DD_PREFIX_BYTES ? (size_t)s : DD_PREFIX_BYTES;
-        items[i].whole = s <= DD_PREFIX_BYTES;
-        items[i].buf = arena + off;
-        data[i] = items[i].buf;
-        off += items[i].want;
+        items[t].inode = cand[i];
+        items[t].want = s < DD_PREFIX_BYTES ? (size_t)s : DD_PREFIX_BYTES;
+        items[t].whole = s <= DD_PREFIX_BYTES;
+        items[t].buf = arena + off;
+        data[i] = items[t].buf;
+        off += items[t].want;
     }
-    dd_read_all(r, items, n, dd_read_threads());
+    dd_read_all(r, items, nt, dd_read_threads());
     size_t nm = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (items[i].cause != NULL) {
-            dd_fail_inode(r, cand[i], items[i].cause);
+    for (size_t t = 0; t < nt; t++) {
+        if (items[t].cause != NULL) {
+            dd_fail_inode(r, items[t].inode, items[t].cause);
             continue;
         }
-        msgs[nm].data = items[i].buf;
-        msgs[nm].len = items[i].want;
-        which[nm++] = (uint32_t)i;
+        msgs[nm].data = items[t].buf;
+        msgs[nm].len = items[t].want;
+        which[nm++] = (uint32_t)t;
     }
     if (dd_hash_now(r, msgs, nm, dig) != 0)
         goto out;
     for (size_t j = 0; j < nm; j++) {
-        dd_inode *k = &r->inodes[cand[which[j]]];
+        dd_inode *k = &r->inodes[items[which[j]].inode];
         memcpy(k->prefix, dig[j], 20);
         if (k->size <= DD_PREFIX_BYTES) {
             memcpy(k->full, dig[j], 20);
@@ -135,6 +174,7 @@ out:
     free(msgs);
     free(dig);
     free(which);
+    free(todo);
     return rc;
 }
 
@@ -146,6 +186,7 @@ int dd_prefix_stage(dd_run *r, uint32_t *cand, size_t n, dd_set_list *sets)
     if (data == NULL)
         return -1;
     progress_stage(r->meter, "prefixes", n, 0);
+    dd_cache_lookup(r, cand, n);
     dd_reuse_buf buf = {NULL, 0};
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0;) {

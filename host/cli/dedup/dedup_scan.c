@@ -27,6 +27,7 @@ typedef struct {
     uint64_t size;
     int64_t mtime_sec;
     long mtime_nsec;
+    int64_t ctime_ns;
 } dd_seen;
 
 typedef struct {
@@ -103,6 +104,7 @@ static int keep(scan_ctx *c, const char *path, const struct stat *st)
     s->size = (uint64_t)st->st_size;
     s->mtime_sec = (int64_t)st->st_mtim.tv_sec;
     s->mtime_nsec = st->st_mtim.tv_nsec;
+    s->ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
     r->arena_used += len;
     r->npaths++;
     return 0;
@@ -191,6 +193,7 @@ static int build_inodes(dd_run *r, const dd_seen *seen)
         k->size = s->size;
         k->mtime_sec = s->mtime_sec;
         k->mtime_nsec = s->mtime_nsec;
+        k->ctime_ns = s->ctime_ns;
         k->first = (uint32_t)out;
         k->cls = (uint32_t)r->ninodes;
         size_t j = i;

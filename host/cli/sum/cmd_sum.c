@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,9 @@ enum {
     OPT_IGNORE_MISSING,
     OPT_IO_THREADS,
     OPT_SMALL_MAX,
-    OPT_MEMORY_MAX
+    OPT_MEMORY_MAX,
+    OPT_CACHE,
+    OPT_CACHE_FILE
 };
 
 typedef struct {
@@ -43,6 +46,8 @@ typedef struct {
     sum_style style;
     sum_check_opts check;
     int checking, recurse, follow, verbose, text;
+    int use_cache;          /* --cache or --cache-file */
+    const char *cache_file; /* --cache-file PATH; NULL: the default file */
     int tag_given, binary_given, text_given, zero_given;
     char **files_args;
     size_t nfiles;
@@ -67,41 +72,56 @@ static void help(void)
            "                directories are reported and skipped\n"
            "  -L, --follow  with -r: follow symbolic links below the arguments\n"
            "                (loops are detected); by default they are skipped\n"
-           "      --quiet   no progress meter; with -c: no OK lines\n\n"
-           "The following five options are useful only when verifying checksums:\n"
-           "      --ignore-missing  don't fail or report status for missing files\n"
-           "      --quiet          don't print OK for each successfully verified file\n"
-           "      --status         don't output anything, status code shows success\n"
-           "      --strict         exit non-zero for improperly formatted checksum lines\n"
-           "  -w, --warn           warn about improperly formatted checksum lines\n\n"
-           "Engine:\n" CLI_ENGINE_OPTIONS_HELP "  --batch-bytes N\n"
-           "                bytes of small files per engine submission (suffixes\n"
-           "                K, M, G; default 8M)\n"
-           "  --small-max N files up to N bytes are read whole and batched through\n"
-           "                the engine; bigger ones are streamed through OpenSSL on\n"
-           "                the reader threads (default 1M)\n"
-           "  --memory-max N\n"
-           "                most file bytes held in memory at once (default 64M)\n"
-           "  --io-threads N\n"
-           "                reader threads (default: one per core, at least 2)\n"
-           "  -v, --verbose, --stats\n"
-           "                print on stderr the engine used and its counters\n"
-           "                (messages, bytes, launches, verification, fallbacks),\n"
-           "                where its cost models came from (calibrated at open,\n"
-           "                or the model cache), a line per backend that took\n"
-           "                part (its share of messages and bytes, busy time, its\n"
-           "                model for the class of work it mostly did: fixed +\n"
-           "                per message + per byte, and the time its model\n"
-           "                predicted against the time it took, for the CPU pool\n"
-           "                summed over its threads), and the readers' counters\n"
-           "  -h, --help    print this help and exit\n\n" CLI_ENGINE_ENV_HELP "\n"
-           "FIFOs, sockets and devices named as FILE are not read (reading could\n"
-           "block forever): they are reported and skipped; pipe into - instead.\n"
-           "A progress meter is drawn on stderr when it is a terminal.\n\n"
-           "Exit status: 0 if all files were hashed (with -c: all matched), 1 if\n"
-           "some could not be read or were skipped, or did not match, or the engine\n"
-           "failed, 2 on a usage error.\n",
+           "      --quiet   no progress meter; with -c: no OK lines\n",
            CLI_PROGRAM);
+    fputs("      --cache   take the digest of a file whose device, inode, size,\n"
+          "                modification and change times (in ns) are unchanged\n"
+          "                from the hash cache, without reading it; store what\n"
+          "                is hashed. The output is the same. Files changed less\n"
+          "                than 2 s before the run are hashed and not stored (a\n"
+          "                change within one timestamp tick would not show). The\n"
+          "                cache is $XDG_CACHE_HOME/hashbatch/hashes.sqlite\n"
+          "                (~/.cache/hashbatch/); one that cannot be used is\n"
+          "                reported in one line and the files are hashed.\n"
+          "                Not with -c: checking always reads. See `hashbatch\n"
+          "                cache --help`\n"
+          "      --cache-file PATH\n"
+          "                the hash cache in PATH (implies --cache)\n\n",
+          stdout);
+    fputs("The following five options are useful only when verifying checksums:\n"
+          "      --ignore-missing  don't fail or report status for missing files\n"
+          "      --quiet          don't print OK for each successfully verified file\n"
+          "      --status         don't output anything, status code shows success\n"
+          "      --strict         exit non-zero for improperly formatted checksum lines\n"
+          "  -w, --warn           warn about improperly formatted checksum lines\n\n"
+          "Engine:\n" CLI_ENGINE_OPTIONS_HELP "  --batch-bytes N\n"
+          "                bytes of small files per engine submission (suffixes\n"
+          "                K, M, G; default 8M)\n"
+          "  --small-max N files up to N bytes are read whole and batched through\n"
+          "                the engine; bigger ones are streamed through OpenSSL on\n"
+          "                the reader threads (default 1M)\n"
+          "  --memory-max N\n"
+          "                most file bytes held in memory at once (default 64M)\n"
+          "  --io-threads N\n"
+          "                reader threads (default: one per core, at least 2)\n"
+          "  -v, --verbose, --stats\n"
+          "                print on stderr the engine used and its counters\n"
+          "                (messages, bytes, launches, verification, fallbacks),\n"
+          "                where its cost models came from (calibrated at open,\n"
+          "                or the model cache), a line per backend that took\n"
+          "                part (its share of messages and bytes, busy time, its\n"
+          "                model for the class of work it mostly did: fixed +\n"
+          "                per message + per byte, and the time its model\n"
+          "                predicted against the time it took, for the CPU pool\n"
+          "                summed over its threads), and the readers' counters\n"
+          "  -h, --help    print this help and exit\n\n" CLI_ENGINE_ENV_HELP "\n"
+          "FIFOs, sockets and devices named as FILE are not read (reading could\n"
+          "block forever): they are reported and skipped; pipe into - instead.\n"
+          "A progress meter is drawn on stderr when it is a terminal.\n\n"
+          "Exit status: 0 if all files were hashed (with -c: all matched), 1 if\n"
+          "some could not be read or were skipped, or did not match, or the engine\n"
+          "failed, 2 on a usage error.\n",
+          stdout);
 }
 
 /* parse_size: "64M" and friends, not 0, within size_t; 0 on success. */
@@ -195,6 +215,13 @@ static int take(sum_opts *o, int c, char **argv)
     case OPT_VERBOSE:
         o->verbose = 1;
         return -1;
+    case OPT_CACHE:
+        o->use_cache = 1;
+        return -1;
+    case OPT_CACHE_FILE:
+        o->use_cache = 1;
+        o->cache_file = optarg;
+        return -1;
     case 'h':
     case CLI_OPT_HELP:
         help();
@@ -223,6 +250,8 @@ static int consistent(const sum_opts *o)
     if (o->checking && o->recurse)
         return cli_usage_error(CMD,
                                "the --recursive option is meaningless when verifying checksums");
+    if (o->checking && o->use_cache)
+        return cli_usage_error(CMD, "the --cache option is meaningless when verifying checksums");
     if (o->tag_given && o->text_given && !o->style.binary)
         return cli_usage_error(CMD, "--tag does not support --text mode");
     if (o->follow && !o->recurse)
@@ -254,6 +283,8 @@ static int parse(int argc, char **argv, sum_opts *o)
         {"strict", no_argument, NULL, OPT_STRICT},
         {"warn", no_argument, NULL, 'w'},
         {"ignore-missing", no_argument, NULL, OPT_IGNORE_MISSING},
+        {"cache", no_argument, NULL, OPT_CACHE},
+        {"cache-file", required_argument, NULL, OPT_CACHE_FILE},
         {"help", no_argument, NULL, CLI_OPT_HELP},
         {NULL, 0, NULL, 0}};
     int c;
@@ -322,23 +353,56 @@ static void print_result(void *arg, size_t i, const hb_file_result *r)
 }
 
 /* run_sums: hashes and prints every file. Returns the exit status. */
-static int run_sums(sum_runner *r, const sum_opts *o)
+static int run_sums(sum_runner *r, const sum_opts *o, sum_list *list)
+{
+    progress_stage(r->meter, "hashing", list->n, list->bytes);
+    printer p = {o, list->names, r->meter, list->skipped};
+    if (o->use_cache)
+        r->cache = sum_cache_open(o->cache_file);
+    int rc = sum_run(r, list->names, list->n, print_result, &p);
+    progress_clear(r->meter);
+    fflush(stdout);
+    sum_cache_close(r->cache, o->verbose);
+    r->cache = NULL;
+    if (rc == 0 && p.failed)
+        rc = CLI_EXIT_FAILURE;
+    return rc;
+}
+
+/* The list of names to hash (the FILE operands, and the trees under them
+ * with -r), built on a thread of its own while the engine opens: the two
+ * overlap (a pocl start, some 0.1 s, is as long as walking tens of
+ * thousands of files). */
+typedef struct {
+    const sum_opts *o;
+    progress *meter;
+    sum_list list;
+    int rc;
+} list_job;
+
+static void *build_list(void *arg)
 {
     static char stdin_name[] = "-";
     static char *stdin_only[] = {stdin_name};
-    char *const *args = o->nfiles ? o->files_args : stdin_only;
-    size_t n = o->nfiles ? o->nfiles : 1;
-    sum_list list;
-    if (sum_list_build(&list, args, n, o->recurse, o->follow, r->meter) != 0) {
-        sum_list_free(&list);
-        return CLI_EXIT_FAILURE;
-    }
-    progress_stage(r->meter, "hashing", list.n, list.bytes);
-    printer p = {o, list.names, r->meter, list.skipped};
-    int rc = sum_run(r, list.names, list.n, print_result, &p);
-    sum_list_free(&list);
-    if (rc == 0 && p.failed)
-        rc = CLI_EXIT_FAILURE;
+    list_job *j = arg;
+    char *const *args = j->o->nfiles ? j->o->files_args : stdin_only;
+    size_t n = j->o->nfiles ? j->o->nfiles : 1;
+    j->rc = sum_list_build(&j->list, args, n, j->o->recurse, j->o->follow, j->meter);
+    return NULL;
+}
+
+/* open_while_listing: opens the engine (*e) on this thread while another
+ * builds j's list (on this one too when no thread can be made). Returns
+ * cli_engine_open's status; j->rc says whether the list was built. */
+static int open_while_listing(const hb_config *cfg, hb_engine **e, list_job *j)
+{
+    pthread_t th;
+    int threaded = pthread_create(&th, NULL, build_list, j) == 0;
+    if (!threaded)
+        build_list(j);
+    int rc = cli_engine_open(cfg, CMD, e);
+    if (threaded)
+        pthread_join(th, NULL);
     return rc;
 }
 
@@ -373,17 +437,28 @@ int cmd_sum(int argc, char **argv)
     rc = cli_engine_config(&o.engine, CMD, &cfg);
     if (rc != CLI_EXIT_OK)
         return rc;
+    progress *meter = progress_open(stderr, o.check.quiet || o.check.status);
     hb_engine *e = NULL;
-    rc = cli_engine_open(&cfg, CMD, &e);
-    if (rc != CLI_EXIT_OK)
+    list_job list = {&o, meter, {0}, 0};
+    rc = o.checking ? cli_engine_open(&cfg, CMD, &e) : open_while_listing(&cfg, &e, &list);
+    if (rc == CLI_EXIT_OK && !o.checking && list.rc != 0)
+        rc = CLI_EXIT_FAILURE; /* out of memory, reported */
+    if (rc != CLI_EXIT_OK) {
+        if (!o.checking)
+            sum_list_free(&list.list);
+        progress_close(meter);
+        hb_engine_close(e);
         return rc;
+    }
     sum_runner r;
     memset(&r, 0, sizeof r);
     r.engine = e;
     r.files = o.files;
-    r.meter = progress_open(stderr, o.check.quiet || o.check.status);
+    r.meter = meter;
     r.stdout_tty = isatty(STDOUT_FILENO);
-    rc = o.checking ? run_checks(&r, &o) : run_sums(&r, &o);
+    rc = o.checking ? run_checks(&r, &o) : run_sums(&r, &o, &list.list);
+    if (!o.checking)
+        sum_list_free(&list.list);
     progress_close(r.meter);
     if (o.verbose)
         report(e, &r.total);

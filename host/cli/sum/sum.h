@@ -128,6 +128,9 @@ void sum_list_free(sum_list *l);
 /* Called once per name, in list order: r is its result. */
 typedef void (*sum_done_fn)(void *ctx, size_t index, const hb_file_result *r);
 
+/* The hash cache as `sum --cache` uses it (sum_run.c). */
+typedef struct sum_cache sum_cache;
+
 /* Hashing names through files jobs, in order. */
 typedef struct {
     hb_engine *engine;
@@ -135,12 +138,26 @@ typedef struct {
     progress *meter;        /* NULL: none */
     int stdout_tty;         /* erase the meter before stdout lines */
     hb_files_stats total;   /* summed over the run's jobs */
+    sum_cache *cache;       /* --cache: digests of unchanged files; NULL: none */
 } sum_runner;
 
 /* sum_run: hashes names[0, n) ("-": standard input, read once per "-"
- * as sha1sum does), calling done for each in order. Returns 0, or
- * CLI_EXIT_FAILURE when a job could not be started (reported). */
+ * as sha1sum does), calling done for each in order. With r->cache, a
+ * file whose key (device, inode, size, mtime, ctime) is in the cache
+ * gets its cached digest without being read, and what is hashed is
+ * remembered for sum_cache_close. Returns 0, or CLI_EXIT_FAILURE when a
+ * job could not be started (reported). */
 int sum_run(sum_runner *r, char *const *names, size_t n, sum_done_fn done, void *ctx);
+
+/* sum_cache_open: the hash cache in file (NULL: the default file). One
+ * that cannot be used is reported in one line and NULL returned (the run
+ * goes on without it). */
+sum_cache *sum_cache_open(const char *file);
+
+/* sum_cache_close: stores what was hashed (one transaction; a failure
+ * is reported in one line), prints the cache's counts on stderr when
+ * verbose, and frees c (NULL allowed). */
+void sum_cache_close(sum_cache *c, int verbose);
 
 /* sum_report_failure: the stderr line for a file that could not be
  * hashed: "hashbatch: NAME: cause" (sha1sum's wording for errno causes). */

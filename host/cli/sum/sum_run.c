@@ -7,17 +7,29 @@
  * one of them, so that a second "-" reads what is left after the first
  * (nothing, for a pipe), as sha1sum does.
  *
- * Owns: the order of results, job options, the meter's counts and the
- * wording of per-file failures. Must not: format digest lines (the
+ * With --cache (sum_cache): every named file is stat-ed first; one whose
+ * key (device, inode, size, mtime and ctime in ns) has a row in the hash
+ * cache (cache/hcache.c) is handed on with the row's digest, unread; the
+ * others are hashed in jobs of their own, their results merged back in
+ * list order, and stored at the end (one transaction) when the file
+ * still has the key it had before it was read and that key is not too
+ * recent to trust (hc_racy: a change within the same timestamp tick would
+ * not show).
+ *
+ * Owns: the order of results, job options, the meter's counts, the
+ * wording of per-file failures and sum's use of the cache. Must not: format digest lines (the
  * callers do) or decide exit statuses.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "hcache.h"
 #include "sum.h"
 #include "walk.h"
 
@@ -132,7 +144,8 @@ static size_t job_end(char *const *names, size_t n, size_t from)
     return i;
 }
 
-int sum_run(sum_runner *r, char *const *names, size_t n, sum_done_fn done, void *ctx)
+/* run_plain: every name hashed, in jobs split before each second "-". */
+static int run_plain(sum_runner *r, char *const *names, size_t n, sum_done_fn done, void *ctx)
 {
     for (size_t from = 0; from < n;) {
         size_t to = job_end(names, n, from);
@@ -142,6 +155,253 @@ int sum_run(sum_runner *r, char *const *names, size_t n, sum_done_fn done, void 
         from = to;
     }
     return 0;
+}
+
+/* One row to store at the end. */
+typedef struct {
+    hc_row row;
+    char *path;
+} pending_row;
+
+struct sum_cache {
+    hcache *hc;
+    int64_t start_ns; /* before the first stat: reads all begin later */
+    pending_row *put;
+    size_t nput, cap_put;
+    uint64_t looked, hits, stored, racy, changed;
+};
+
+sum_cache *sum_cache_open(const char *file)
+{
+    char path[PATH_MAX], err[HC_ERR_MAX];
+    if (file == NULL) {
+        if (hc_default_path(path, sizeof path, 1, err, sizeof err) != 0) {
+            cli_error("hash cache not used: %s", err);
+            return NULL;
+        }
+        file = path;
+    }
+    sum_cache *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        cli_error("%s: hash cache not used: %s", file, strerror(ENOMEM));
+        return NULL;
+    }
+    c->start_ns = hc_now_ns();
+    if (hc_open(file, 1, &c->hc, err, sizeof err) != 0) {
+        cli_error("%s: hash cache not used: %s", file, err);
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* cache_fail: reports c's failure in one line; the run goes on without
+ * the cache. */
+static void cache_fail(sum_cache *c)
+{
+    cli_error("%s: hash cache not used: %s", hc_path(c->hc), hc_error(c->hc));
+    hc_close(c->hc);
+    c->hc = NULL;
+}
+
+/* store_all: c's pending rows in one write transaction. 0 or -1. */
+static int store_all(sum_cache *c)
+{
+    if (c->nput == 0)
+        return 0;
+    if (hc_write_begin(c->hc) != 0)
+        return -1;
+    for (size_t i = 0; i < c->nput; i++)
+        if (hc_put(c->hc, &c->put[i].row, c->put[i].path) != 0)
+            return -1;
+    if (hc_write_commit(c->hc) != 0)
+        return -1;
+    c->stored = c->nput;
+    return 0;
+}
+
+void sum_cache_close(sum_cache *c, int verbose)
+{
+    if (c == NULL)
+        return;
+    if (c->hc != NULL && store_all(c) != 0)
+        cache_fail(c);
+    if (verbose)
+        fprintf(stderr,
+                "%s: cache: %" PRIu64 " files looked up, %" PRIu64
+                " digests taken from it (not read); %" PRIu64 " entries stored, %" PRIu64
+                " too recent to store, %" PRIu64 " changed while hashed\n",
+                CLI_PROGRAM, c->looked, c->hits, c->stored, c->racy, c->changed);
+    hc_close(c->hc);
+    for (size_t i = 0; i < c->nput; i++)
+        free(c->put[i].path);
+    free(c->put);
+    free(c);
+}
+
+/* A run through the cache: per name, whether it was found and its key. */
+typedef struct {
+    sum_runner *r;
+    sum_cache *c;
+    sum_done_fn done;
+    void *ctx;
+    char *const *names;
+    size_t n;
+    uint8_t *state; /* per name: NAME_* */
+    hc_row *rows;   /* per name: key (NAME_KEYED), digest (NAME_HIT) */
+    size_t *miss;   /* names to hash: their indices */
+    size_t nmiss;
+    size_t next; /* the next name to hand on */
+} cached_run;
+
+enum { NAME_KEYED = 1, NAME_HIT = 2 };
+
+/* key_of_name: stats name (following links, as reading does) into *k.
+ * 1 for a regular file. */
+static int key_of_name(const char *name, hc_key *k)
+{
+    struct stat st;
+    if (strcmp(name, "-") == 0 || stat(name, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    hc_key_of(&st, k);
+    return 1;
+}
+
+/* look_up: every name's key and row, in one read transaction; misses to
+ * c->miss. A cache failure is reported and every name becomes a miss. */
+static void look_up(cached_run *x)
+{
+    sum_cache *c = x->c;
+    int ok = hc_read_begin(c->hc) == 0;
+    for (size_t i = 0; i < x->n; i++) {
+        if (ok && key_of_name(x->names[i], &x->rows[i].key)) {
+            x->state[i] = NAME_KEYED;
+            c->looked++;
+            hc_row row;
+            int found = hc_lookup(c->hc, &x->rows[i].key, &row);
+            if (found < 0)
+                ok = 0;
+            else if (found == 1 && row.has_full) {
+                x->rows[i] = row;
+                x->state[i] |= NAME_HIT;
+                c->hits++;
+                continue;
+            }
+        }
+        x->miss[x->nmiss++] = i;
+    }
+    if (ok && hc_read_end(c->hc) != 0)
+        ok = 0;
+    if (!ok) {
+        cache_fail(c);
+        memset(x->state, 0, x->n);
+        c->hits = 0;
+        x->nmiss = 0;
+        for (size_t i = 0; i < x->n; i++)
+            x->miss[x->nmiss++] = i;
+    }
+}
+
+/* hand_on_hits: the cached names before index upto, in order. */
+static void hand_on_hits(cached_run *x, size_t upto)
+{
+    for (; x->next < upto; x->next++) {
+        if (!(x->state[x->next] & NAME_HIT))
+            continue;
+        hb_file_result res;
+        memset(&res, 0, sizeof res);
+        res.status = HB_OK;
+        memcpy(res.digest, x->rows[x->next].full, 20);
+        res.size = x->rows[x->next].key.size;
+        if (x->r->stdout_tty)
+            progress_clear(x->r->meter);
+        progress_add(x->r->meter, 1, 0);
+        x->done(x->ctx, x->next, &res);
+    }
+}
+
+/* remember: name i was hashed to d: its row is kept for the end when the
+ * file still has the key it had before the read and that key is not too
+ * recent. */
+static void remember(cached_run *x, size_t i, const hb_digest d)
+{
+    sum_cache *c = x->c;
+    hc_key now;
+    if (c->hc == NULL || !(x->state[i] & NAME_KEYED))
+        return;
+    const hc_key *k = &x->rows[i].key;
+    if (!key_of_name(x->names[i], &now) || memcmp(&now, k, sizeof now) != 0) {
+        c->changed++;
+        return;
+    }
+    if (hc_racy(k, c->start_ns)) {
+        c->racy++;
+        return;
+    }
+    char *path = strdup(x->names[i]);
+    if (path == NULL || cli_grow((void **)&c->put, &c->cap_put, c->nput + 1, sizeof *c->put) != 0) {
+        free(path);
+        return;
+    }
+    pending_row *p = &c->put[c->nput++];
+    memset(p, 0, sizeof *p);
+    p->row.key = *k;
+    memcpy(p->row.full, d, 20);
+    p->row.has_full = 1;
+    p->path = path;
+}
+
+/* on_miss: the in-order result of miss m: the hits before it, then it. */
+static void on_miss(void *arg, size_t m, const hb_file_result *res)
+{
+    cached_run *x = arg;
+    size_t i = x->miss[m];
+    hand_on_hits(x, i);
+    x->done(x->ctx, i, res);
+    x->next = i + 1;
+    if (res->status == HB_OK)
+        remember(x, i, res->digest);
+}
+
+/* run_cached: sum_run through the cache. */
+static int run_cached(sum_runner *r, char *const *names, size_t n, sum_done_fn done, void *ctx)
+{
+    cached_run x = {r,
+                    r->cache,
+                    done,
+                    ctx,
+                    names,
+                    n,
+                    calloc(n ? n : 1, 1),
+                    calloc(n ? n : 1, sizeof(hc_row)),
+                    malloc((n ? n : 1) * sizeof(size_t)),
+                    0,
+                    0};
+    char **miss_names = malloc((n ? n : 1) * sizeof *miss_names);
+    int rc = CLI_EXIT_FAILURE;
+    if (x.state == NULL || x.rows == NULL || x.miss == NULL || miss_names == NULL) {
+        cli_error("%s", strerror(ENOMEM));
+        goto out;
+    }
+    look_up(&x);
+    for (size_t m = 0; m < x.nmiss; m++)
+        miss_names[m] = names[x.miss[m]];
+    rc = run_plain(r, miss_names, x.nmiss, on_miss, &x);
+    if (rc == 0)
+        hand_on_hits(&x, n);
+out:
+    free(x.state);
+    free(x.rows);
+    free(x.miss);
+    free(miss_names);
+    return rc;
+}
+
+int sum_run(sum_runner *r, char *const *names, size_t n, sum_done_fn done, void *ctx)
+{
+    if (r->cache != NULL && r->cache->hc != NULL)
+        return run_cached(r, names, n, done, ctx);
+    return run_plain(r, names, n, done, ctx);
 }
 
 /* special_kind: what a skipped non-regular file is, for the message. */
