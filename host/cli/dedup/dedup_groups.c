@@ -2,7 +2,8 @@
  * dedup_groups.c - the groups `hashbatch dedup` reports: every class of
  * alive inodes with two paths or more (hard links count as paths), each
  * path stat-ed again first (a file that changed or vanished since the walk
- * is reported and left out), paths in walk order, groups by first path.
+ * is reported and left out; --merge checks the files it can reach
+ * itself), paths in walk order, groups by first path.
  *
  * Owns: r->groups and r->group_paths. Must not: print them.
  */
@@ -13,6 +14,7 @@
 
 #include "cli.h"
 #include "dedup.h"
+#include "dedup_dirs.h"
 
 static const dd_run *sort_run; /* qsort has no context argument in C11 */
 
@@ -67,9 +69,10 @@ static void add_group(dd_run *r, const uint32_t *list, size_t n)
     }
     qsort(r->group_paths + first, r->ngroup_paths - first, sizeof *r->group_paths, cmp_u32_order);
     size_t kept = first;
+    int merged = r->dirs != NULL && r->dirs->merged; /* dedup_merge.c checked them */
     for (size_t i = first; i < r->ngroup_paths; i++) {
         uint32_t p = r->group_paths[i];
-        if (still_same(r, p))
+        if (merged || still_same(r, p))
             r->group_paths[kept++] = p;
         else
             dd_report(r, dd_path_name(r, p), "changed or vanished during the scan: left out");

@@ -10,27 +10,64 @@
  * --fdupes writes every path raw, as fdupes does; -z ends each path with
  * a NUL and each group with one more (jdupes -0). JSON paths that are not
  * UTF-8 also carry their bytes in hex ("path_hex"), since a JSON string
- * cannot hold them.
+ * cannot hold them. File entries carry mtime_ns, so that a plan read
+ * later (`link`, `remove`) can tell a file changed since.
+ *
+ * With --dirs, the groups of identical directories (dedup_dirs.c) come
+ * first: in the text layouts their paths end in '/', in JSON they are
+ * "directory_groups", in CSV a "kind" column (dir, file) is added after
+ * "group". With --merge, each group says what proves it ("proof":
+ * "bytes" or "sha1" in JSON, a "proof" and a "host" column in CSV, and a
+ * marker line before each group proven by SHA-1 only in the text
+ * layouts). With `--index-out -` the index took stdout: no groups.
  *
  * Owns: the layouts and the totals. Must not: decide what is a group, or
  * write anything but the report to stdout.
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "dedup.h"
+#include "dedup_dirs.h"
 
 /* Totals of a run, as reported. */
 typedef struct {
     uint64_t groups, hardlink_groups, duplicate_files, reclaimable, paths;
+    uint64_t dir_groups, duplicate_dirs;
 } totals;
+
+/* dir_groups: the directory groups of r (--dirs), or NULL. */
+static const struct dd_dirs *dir_groups(const dd_run *r)
+{
+    return r->o->dirs && r->dirs != NULL ? r->dirs : NULL;
+}
+
+/* merged: the merge's state when r is a --merge, or NULL. */
+static const struct dd_dirs *merged(const dd_run *r)
+{
+    return r->dirs != NULL && r->dirs->merged ? r->dirs : NULL;
+}
+
+/* sha1_only: does group g rest on SHA-1 alone (--merge)? */
+static int sha1_only(const dd_run *r, size_t g)
+{
+    const struct dd_dirs *m = merged(r);
+    return m != NULL && m->proof[g] == DD_PROOF_SHA1;
+}
 
 static totals count(const dd_run *r)
 {
     totals t;
     memset(&t, 0, sizeof t);
+    const struct dd_dirs *d = dir_groups(r);
+    for (size_t g = 0; d != NULL && g < d->ngroups; g++) {
+        t.dir_groups++;
+        t.duplicate_dirs += d->groups[g].n - 1;
+        t.reclaimable += d->groups[g].reclaimable;
+    }
     for (size_t g = 0; g < r->ngroups; g++) {
         const dd_group *gr = &r->groups[g];
         t.groups++;
@@ -68,10 +105,41 @@ static void put_text_name(FILE *f, const char *name, int raw)
         cli_quote_name(f, name);
 }
 
+/* SHA1_MARK: the line before a merged group whose bytes were not all
+ * compared, in the text layouts. */
+#define SHA1_MARK "# proven by SHA-1 only (not every file is reachable here; bytes not compared):"
+
+/* print_text_dirs: the directory groups, each path with a trailing '/'. */
+static void print_text_dirs(const dd_run *r, int raw, char end)
+{
+    const struct dd_dirs *d = dir_groups(r);
+    for (size_t g = 0; d != NULL && g < d->ngroups; g++) {
+        const dd_dir_group *dg = &d->groups[g];
+        if (r->o->show_size)
+            printf("%" PRIu64 " file%s, %" PRIu64 " byte%s each:%c", dg->files,
+                   dg->files == 1 ? "" : "s", dg->bytes, dg->bytes == 1 ? "" : "s", end);
+        for (uint32_t i = 0; i < dg->n; i++) {
+            const char *name = d->members[dg->first + i].path;
+            if (end == '\0')
+                fputs(name, stdout);
+            else
+                put_text_name(stdout, name, raw);
+            putchar('/');
+            putchar(end);
+        }
+        putchar(end);
+    }
+}
+
 static void print_text(const dd_run *r, int raw, char end)
 {
+    print_text_dirs(r, raw, end);
     for (size_t g = 0; g < r->ngroups; g++) {
         const dd_group *gr = &r->groups[g];
+        if (sha1_only(r, g)) {
+            fputs(SHA1_MARK, stdout);
+            putchar(end);
+        }
         if (r->o->show_size)
             printf("%" PRIu64 " byte%s each:%c", gr->size, gr->size == 1 ? "" : "s", end);
         for (uint32_t i = 0; i < gr->n; i++) {
@@ -117,8 +185,8 @@ static int is_utf8(const char *name)
     return 1;
 }
 
-/* put_json_path: "path": "..." and, when it is not UTF-8, "path_hex". */
-static void put_json_path(FILE *f, const char *name)
+/* dd_put_json_path: "path": "..." and, when it is not UTF-8, "path_hex". */
+void dd_put_json_path(FILE *f, const char *name)
 {
     fputs("\"path\": ", f);
     json_put_string(f, name, strlen(name));
@@ -129,8 +197,32 @@ static void put_json_path(FILE *f, const char *name)
     }
 }
 
+/* print_json_dirs: "directory_groups" (--dirs only). */
+static void print_json_dirs(const dd_run *r)
+{
+    const struct dd_dirs *d = dir_groups(r);
+    if (!r->o->dirs)
+        return;
+    printf("  \"directory_groups\": [");
+    for (size_t g = 0; d != NULL && g < d->ngroups; g++) {
+        const dd_dir_group *dg = &d->groups[g];
+        printf("%s\n    {\"files\": %" PRIu64 ", \"bytes\": %" PRIu64
+               ", \"reclaimable_bytes\": %" PRIu64 ",\n     \"directories\": [",
+               g ? "," : "", dg->files, dg->bytes, dg->reclaimable);
+        for (uint32_t i = 0; i < dg->n; i++) {
+            const dd_dir_member *m = &d->members[dg->first + i];
+            printf("%s\n       {", i ? "," : "");
+            dd_put_json_path(stdout, m->path);
+            printf(", \"device\": %ju, \"inode\": %ju}", (uintmax_t)m->dev, (uintmax_t)m->ino);
+        }
+        printf("]}");
+    }
+    printf("%s],\n", d != NULL && d->ngroups ? "\n  " : "");
+}
+
 static void print_json_groups(const dd_run *r)
 {
+    const struct dd_dirs *m = merged(r);
     printf("  \"groups\": [");
     for (size_t g = 0; g < r->ngroups; g++) {
         const dd_group *gr = &r->groups[g];
@@ -142,16 +234,24 @@ static void print_json_groups(const dd_run *r)
         } else {
             fputs("null", stdout);
         }
-        printf(", \"distinct_files\": %u, \"hard_links_only\": %s, \"reclaimable_bytes\": %" PRIu64
-               ",\n     \"files\": [",
+        printf(", \"distinct_files\": %u, \"hard_links_only\": %s, \"reclaimable_bytes\": %" PRIu64,
                gr->ninodes, gr->ninodes == 1 ? "true" : "false",
                (uint64_t)(gr->ninodes - 1) * gr->size);
+        if (m != NULL)
+            printf(", \"proof\": \"%s\"", sha1_only(r, g) ? "sha1" : "bytes");
+        printf(",\n     \"files\": [");
         for (uint32_t i = 0; i < gr->n; i++) {
             uint32_t p = r->group_paths[gr->first + i];
             const dd_inode *k = &r->inodes[r->paths[p].inode];
             printf("%s\n       {", i ? "," : "");
-            put_json_path(stdout, dd_path_name(r, p));
-            printf(", \"device\": %ju, \"inode\": %ju}", (uintmax_t)k->dev, (uintmax_t)k->ino);
+            dd_put_json_path(stdout, dd_path_name(r, p));
+            printf(", \"device\": %ju, \"inode\": %ju, \"mtime_ns\": %" PRId64, (uintmax_t)k->dev,
+                   (uintmax_t)k->ino, dd_mtime_ns(k));
+            if (m != NULL) {
+                fputs(", \"host\": ", stdout);
+                json_put_string(stdout, m->host[p], strlen(m->host[p]));
+            }
+            putchar('}');
         }
         printf("]}");
     }
@@ -166,15 +266,15 @@ static void print_json_rest(const dd_run *r)
         printf("%s\n    {\"sha1\": \"", i ? "," : "");
         put_hex(stdout, c->sha1, 20);
         printf("\", \"size\": %" PRIu64 ", \"files\": [{", r->inodes[c->a].size);
-        put_json_path(stdout, dd_inode_name(r, c->a));
+        dd_put_json_path(stdout, dd_inode_name(r, c->a));
         printf("}, {");
-        put_json_path(stdout, dd_inode_name(r, c->b));
+        dd_put_json_path(stdout, dd_inode_name(r, c->b));
         printf("}]}");
     }
     printf("%s],\n  \"errors\": [", r->ncollisions ? "\n  " : "");
     for (size_t i = 0; i < r->nerrs; i++) {
         printf("%s\n    {", i ? "," : "");
-        put_json_path(stdout, r->errs[i].path);
+        dd_put_json_path(stdout, r->errs[i].path);
         fputs(", \"cause\": ", stdout);
         json_put_string(stdout, r->errs[i].cause, strlen(r->errs[i].cause));
         putchar('}');
@@ -183,10 +283,15 @@ static void print_json_rest(const dd_run *r)
     printf("%s],\n", r->nerrs ? "\n  " : "");
     printf("  \"summary\": {\"files_scanned\": %" PRIu64 ", \"groups\": %" PRIu64
            ", \"hard_link_groups\": %" PRIu64 ", \"duplicate_files\": %" PRIu64
-           ", \"reclaimable_bytes\": %" PRIu64 ", \"collisions\": %zu, \"errors\": %" PRIu64
-           "}\n}\n",
+           ", \"reclaimable_bytes\": %" PRIu64 ", \"collisions\": %zu, \"errors\": %" PRIu64,
            r->scanned, t.groups, t.hardlink_groups, t.duplicate_files, t.reclaimable,
            r->ncollisions, r->skipped);
+    if (r->o->dirs)
+        printf(", \"directory_groups\": %" PRIu64 ", \"duplicate_directories\": %" PRIu64,
+               t.dir_groups, t.duplicate_dirs);
+    if (merged(r) != NULL)
+        printf(", \"sha1_only_groups\": %" PRIu64, merged(r)->sha1_only);
+    printf("}\n}\n");
 }
 
 /* put_csv_field: s as one RFC 4180 field. */
@@ -205,18 +310,64 @@ static void put_csv_field(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* print_csv_dirs: with --dirs, the directory groups first: kind "dir",
+ * size the bytes of the files in each, no SHA-1, paths ending in '/'. */
+static void print_csv_dirs(const dd_run *r)
+{
+    const struct dd_dirs *d = dir_groups(r);
+    for (size_t g = 0; d != NULL && g < d->ngroups; g++) {
+        const dd_dir_group *dg = &d->groups[g];
+        for (uint32_t i = 0; i < dg->n; i++) {
+            const dd_dir_member *m = &d->members[dg->first + i];
+            printf("%zu,dir,%" PRIu64 ",,%ju,%ju,", g + 1, dg->bytes, (uintmax_t)m->dev,
+                   (uintmax_t)m->ino);
+            size_t len = strlen(m->path);
+            char *slashed = malloc(len + 2);
+            if (slashed != NULL) {
+                memcpy(slashed, m->path, len);
+                memcpy(slashed + len, "/", 2);
+                put_csv_field(stdout, slashed);
+                free(slashed);
+            }
+            fputs("\r\n", stdout);
+        }
+    }
+}
+
+/* print_csv: one row per path. --dirs adds a "kind" column (dir, file),
+ * --merge "proof" (bytes, sha1) and "host" columns. */
 static void print_csv(const dd_run *r)
 {
-    printf("group,size,sha1,device,inode,path\r\n");
+    const struct dd_dirs *m = merged(r);
+    size_t first = 0;
+    if (r->o->dirs) {
+        printf("group,kind,size,sha1,device,inode,path\r\n");
+        print_csv_dirs(r);
+        first = dir_groups(r) ? dir_groups(r)->ngroups : 0;
+    } else if (m != NULL) {
+        printf("group,proof,size,sha1,host,device,inode,path\r\n");
+    } else {
+        printf("group,size,sha1,device,inode,path\r\n");
+    }
     for (size_t g = 0; g < r->ngroups; g++) {
         const dd_group *gr = &r->groups[g];
         for (uint32_t i = 0; i < gr->n; i++) {
             uint32_t p = r->group_paths[gr->first + i];
             const dd_inode *k = &r->inodes[r->paths[p].inode];
-            printf("%zu,%" PRIu64 ",", g + 1, gr->size);
+            printf("%zu,", first + g + 1);
+            if (r->o->dirs)
+                fputs("file,", stdout);
+            if (m != NULL)
+                printf("%s,", sha1_only(r, g) ? "sha1" : "bytes");
+            printf("%" PRIu64 ",", gr->size);
             if (gr->hashed)
                 put_hex(stdout, gr->sha1, 20);
-            printf(",%ju,%ju,", (uintmax_t)k->dev, (uintmax_t)k->ino);
+            putchar(',');
+            if (m != NULL) {
+                put_csv_field(stdout, m->host[p]);
+                putchar(',');
+            }
+            printf("%ju,%ju,", (uintmax_t)k->dev, (uintmax_t)k->ino);
             put_csv_field(stdout, dd_path_name(r, p));
             fputs("\r\n", stdout);
         }
@@ -233,6 +384,12 @@ void dd_print_summary(const dd_run *r, FILE *f)
             " files scanned",
             t.duplicate_files, t.duplicate_files == 1 ? "" : "s", t.groups,
             t.groups == 1 ? "" : "s", t.hardlink_groups, t.reclaimable, mib, r->scanned);
+    if (r->o->dirs)
+        fprintf(f, ", %" PRIu64 " duplicate director%s in %" PRIu64 " group%s", t.duplicate_dirs,
+                t.duplicate_dirs == 1 ? "y" : "ies", t.dir_groups, t.dir_groups == 1 ? "" : "s");
+    if (merged(r) != NULL && merged(r)->sha1_only)
+        fprintf(f, ", %" PRIu64 " group%s proven by SHA-1 only (bytes not compared)",
+                merged(r)->sha1_only, merged(r)->sha1_only == 1 ? "" : "s");
     if (r->ncollisions)
         fprintf(f, ", %zu SHA-1 collision%s", r->ncollisions, r->ncollisions == 1 ? "" : "s");
     if (r->skipped)
@@ -242,6 +399,8 @@ void dd_print_summary(const dd_run *r, FILE *f)
 
 void dd_print(const dd_run *r)
 {
+    if (r->o->index_out != NULL && strcmp(r->o->index_out, "-") == 0)
+        return; /* the index took stdout */
     switch (r->o->format) {
     case DD_TEXT:
         print_text(r, 0, '\n');
@@ -254,6 +413,7 @@ void dd_print(const dd_run *r)
         break;
     case DD_JSON:
         printf("{\n");
+        print_json_dirs(r);
         print_json_groups(r);
         print_json_rest(r);
         break;

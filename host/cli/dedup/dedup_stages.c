@@ -11,7 +11,9 @@
  *  4. classes (dedup_classes.c): equal SHA-1 and equal bytes make a class;
  *     equal SHA-1 and different bytes are a SHA-1 collision, warned about
  *     and never grouped;
- *  5. groups (dedup_groups.c): classes with two paths or more, each path
+ *  5. with --index-out, every file not hashed whole yet is (an index
+ *     needs every file's digests: dedup_index.c);
+ *  6. groups (dedup_groups.c): classes with two paths or more, each path
  *     stat-ed again before it is reported.
  *
  * Owns: the stage order and timings, the engine's lazy opening, the size
@@ -30,6 +32,7 @@
 
 #include "cli.h"
 #include "dedup.h"
+#include "dedup_dirs.h"
 
 #define HUGE_PAGE ((size_t)2 << 20)
 
@@ -226,7 +229,7 @@ int dd_find_groups(dd_run *r)
         if (r->inodes[order[i]].size == 0) {
             if (npaths > 1 && empty_run(r, order + i, j - i) != 0)
                 goto out;
-        } else if (j - i > 1) {
+        } else if (j - i > 1 || r->o->index_out) { /* an index needs every prefix */
             memcpy(cand + ncand, order + i, (j - i) * sizeof *cand);
             ncand += j - i;
         }
@@ -240,6 +243,8 @@ int dd_find_groups(dd_run *r)
         goto out;
     double t2 = now_s();
     r->secs[2] = t2 - t1;
+    if (r->o->index_out && dd_index_hash_all(r) != 0)
+        goto out;
     progress_clear(r->meter);
     rc = dd_make_groups(r);
     r->secs[3] = now_s() - t2;
