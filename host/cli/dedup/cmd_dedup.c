@@ -24,6 +24,7 @@
 #include "dedup_action.h"
 #include "dedup_cache.h"
 #include "dedup_dirs.h"
+#include "dedup_iothreads.h"
 #include "engine_report.h"
 
 #define CMD DD_CMD
@@ -52,12 +53,14 @@ enum {
 static void help(void)
 {
     printf("Usage: %s " CMD " [OPTION]... DIR...\n"
+           "  or:  %s " CMD " --merge [OPTION]... INDEX...\n"
            "Find files with identical contents under each DIR (recursively; FILEs\n"
            "may be named too) and print them in groups. Files are compared by size,\n"
            "then the SHA-1 of their first 4 KiB, then the SHA-1 of the whole file,\n"
            "and finally byte for byte: only files with equal bytes are grouped. Two\n"
            "files with one SHA-1 and different bytes (a SHA-1 collision) are\n"
-           "reported with a warning and never grouped. Nothing is ever changed.\n\n"
+           "reported with a warning and never grouped. Nothing is changed unless\n"
+           "--action is given.\n\n"
            "Output on stdout:\n"
            "                 (default) one path per line, a blank line after each\n"
            "                 group, as fdupes and jdupes print; a path holding a\n"
@@ -67,45 +70,128 @@ static void help(void)
            "  -z, -0, --zero, --print-null\n"
            "                 each path followed by a NUL, each group by one more\n"
            "      --json     groups (with SHA-1, inodes, bytes to reclaim),\n"
-           "                 collisions, errors and totals as one JSON object\n"
-           "      --csv      group,size,sha1,device,inode,path (RFC 4180)\n"
+           "                 collisions, errors and totals as one JSON object;\n"
+           "                 file entries carry device, inode and mtime_ns: it is\n"
+           "                 the plan `hashbatch link` and `remove` read\n"
+           "      --csv      group,size,sha1,device,inode,path (RFC 4180); with --dirs\n"
+           "                 group,kind,size,sha1,device,inode,path (kind dir or file; a\n"
+           "                 dir row's size is the bytes of its files, its sha1 empty,\n"
+           "                 its path ends in '/'); with --merge\n"
+           "                 group,proof,size,sha1,host,device,inode,path\n"
            "  -S, --size     print \"N bytes each:\" before each group (text layouts)\n"
-           "  -m, --summarize  print only the totals line\n\n"
-           "Which files:\n"
-           "      --min-size N, -G N\n"
-           "                 ignore files smaller than N bytes (suffixes K, M, G)\n"
-           "      --empty    group empty files too (ignored by default)\n"
-           "  -n, --noempty  ignore empty files (the default)\n"
-           "  -L, -s, --follow-symlinks, --symlinks\n"
-           "                 follow symbolic links (loops are detected); by default\n"
-           "                 links below the DIRs are skipped silently\n"
-           "  -r, -R, --recurse\n"
-           "                 accepted for fdupes users: the walk is always recursive;\n"
-           "                 a folder or file reached twice (DIR DIR, DIR DIR/sub) is\n"
-           "                 scanned and listed once\n"
-           "  -H, --hardlinks\n"
-           "                 accepted: hard links to one file are always listed in\n"
-           "                 its group; they are one file and reclaim no "
-           "bytes\n\n" CLI_ENGINE_OPTIONS_HELP "      --batch-bytes N\n"
-           "                 read and hash files in batches of N bytes (default 8M);\n"
-           "                 files of one size that together take more are compared\n"
-           "                 and hashed streaming, so memory stays near 2 x N\n\n"
-           "  -q, --quiet    no progress meter and no totals on stderr\n"
-           "  -v, --stats    print on stderr what each stage did, the engine, where\n"
-           "                 its cost models came from and a line per backend that\n"
-           "                 took part (its share of messages and bytes, its model,\n"
-           "                 predicted against measured time)\n"
-           "  -h, --help     print this help and exit\n\n"
-           "A progress meter is shown on stderr when it is a terminal; the totals\n"
-           "(groups, duplicate files, bytes that could be reclaimed) follow on\n"
-           "stderr. Hard links count as one file: a group of hard links alone\n"
-           "reclaims nothing. FIFOs, sockets and devices are skipped, never\n"
-           "opened; files that change or vanish during the scan are left out.\n"
-           "Each of these gets one line on stderr.\n\n" CLI_ENGINE_ENV_HELP "\n"
-           "Exit status: 0 if every file was examined, 1 if some were skipped or\n"
-           "unreadable (the rest is still reported) or the engine failed (then\n"
-           "nothing is printed), 2 on a usage error.\n",
-           CLI_PROGRAM);
+           "  -m, --summarize  print only the totals line\n\n",
+           CLI_PROGRAM, CLI_PROGRAM);
+    fputs("Which files:\n"
+          "      --min-size N, -G N\n"
+          "                 ignore files smaller than N bytes (suffixes K, M, G)\n"
+          "      --empty    group empty files too (ignored by default)\n"
+          "  -n, --noempty  ignore empty files (the default)\n"
+          "  -L, -s, --follow-symlinks, --symlinks\n"
+          "                 follow symbolic links (loops are detected); by default\n"
+          "                 links below the DIRs are skipped silently\n"
+          "  -r, -R, --recurse\n"
+          "                 accepted for fdupes users: the walk is always recursive;\n"
+          "                 a folder or file reached twice (DIR DIR, DIR DIR/sub) is\n"
+          "                 scanned and listed once\n"
+          "  -H, --hardlinks\n"
+          "                 accepted: hard links to one file are always listed in\n"
+          "                 its group; they are one file and reclaim no "
+          "bytes\n\n",
+          stdout);
+    fputs(CLI_ENGINE_OPTIONS_HELP
+          "      --batch-bytes N\n"
+          "                 read and hash files in batches of N bytes (default 8M);\n"
+          "                 files of one size that together take more are compared\n"
+          "                 and hashed streaming, so memory stays near 2 x N\n"
+          "      --io-threads N\n"
+          "                 read files on N threads; by default files the page cache\n"
+          "                 holds are read by one thread per core (2 to 8), and the\n"
+          "                 others by one thread per rotational disk (sysfs), in the\n"
+          "                 order of their place on the disk (FIEMAP), or by one per\n"
+          "                 core on other disks\n\n",
+          stdout);
+    fputs("Duplicate directories:\n"
+          "      --dirs     also find directories whose whole contents are identical\n"
+          "                 and report each set as one group (paths ending in '/'),\n"
+          "                 before the file groups. Only the topmost are listed: the\n"
+          "                 first directory of a group (least deep, then by path)\n"
+          "                 stands for its contents, and nothing inside the others is\n"
+          "                 listed again, in directory or file groups. Identical means:\n"
+          "                 the same names, each of one type in both; regular files\n"
+          "                 proven equal (in one group of this scan, hard links, both\n"
+          "                 empty, or both under --min-size and equal byte for byte);\n"
+          "                 symbolic links with the same target; subdirectories\n"
+          "                 identical in turn. A FIFO, socket or device, an unreadable\n"
+          "                 entry, or a file the scan did not examine, could not read\n"
+          "                 or saw change makes a directory identical to none. Modes,\n"
+          "                 owners and times are not compared.\n\n",
+          stdout);
+    fputs("Scans in shards:\n"
+          "      --index-out FILE\n"
+          "                 also write the scan's index to FILE as JSON lines: a\n"
+          "                 header (format, version, host, cwd, roots, time, min_size,\n"
+          "                 the count of lines that follow), then per file: size, SHA-1\n"
+          "                 of the first 4 KiB and of the whole file, device, inode,\n"
+          "                 mtime_ns, class, path (path_hex when not UTF-8). Every file\n"
+          "                 at or above --min-size is then hashed whole. FILE is\n"
+          "                 replaced atomically; '-' writes the index to stdout\n"
+          "                 instead of the groups\n"
+          "      --merge    the operands are indexes (from --index-out, of other trees\n"
+          "                 or machines): group their files by size and SHA-1. Files\n"
+          "                 reachable here (a path with the index's device, inode, size\n"
+          "                 and mtime) are compared byte for byte; a group holding one\n"
+          "                 that is not is marked as proven by SHA-1 only (\"proof\":\n"
+          "                 \"sha1\" in --json, a \"proof\" column in --csv, a line\n"
+          "                 '# proven by SHA-1 only ...' before it otherwise). An\n"
+          "                 unreachable file whose SHA-1 is shared by different bytes\n"
+          "                 is left out. --cache, --dirs and --index-out do not apply\n\n",
+          stdout);
+    fputs("Hash cache:\n"
+          "      --cache    use and fill the hash cache: a file whose device, inode,\n"
+          "                 size, modification and change times (ns) are unchanged\n"
+          "                 takes its prefix and whole-file SHA-1 from the cache\n"
+          "                 instead of being read. Files the cache says share a SHA-1\n"
+          "                 are still compared byte for byte, except files an earlier\n"
+          "                 run proved identical while they had the keys they still\n"
+          "                 have (a byte proof stored with them): those are one class\n"
+          "                 without being read. Groups are re-checked against the file\n"
+          "                 system before they are reported. Files changed less than\n"
+          "                 2 s before the run are not stored (a change within one\n"
+          "                 timestamp tick would not show). Default file:\n"
+          "                 $XDG_CACHE_HOME/hashbatch/hashes.sqlite (~/.cache/hashbatch/);\n"
+          "                 a cache that cannot be used is reported in one line and the\n"
+          "                 scan goes on without it. See `hashbatch cache --help`\n"
+          "      --cache-file PATH\n"
+          "                 the hash cache in PATH (implies --cache)\n\n",
+          stdout);
+    fputs("Acting on the groups (as `hashbatch link` and `remove` act on a plan):\n"
+          "      --action hard|reflink|symlink|remove\n"
+          "                 replace each duplicate by a link to the file its group\n"
+          "                 keeps, or remove it, after proving the pair equal again\n"
+          "                 byte for byte and unchanged since the scan; each link is\n"
+          "                 made at a temporary name and renamed over the duplicate.\n"
+          "                 See `hashbatch link --help` for each kind\n"
+          "      --keep first|oldest|newest|path=DIR\n"
+          "                 which file of each group stays (default: first)\n"
+          "      --dry-run  print what --action would do and change nothing\n"
+          "      --log FILE append a JSON line per step of --action to FILE\n\n",
+          stdout);
+    fputs("  -q, --quiet    no progress meter and no totals on stderr\n"
+          "  -v, --stats    print on stderr what each stage did, the engine, where\n"
+          "                 its cost models came from and a line per backend that\n"
+          "                 took part (its share of messages and bytes, its model,\n"
+          "                 predicted against measured time)\n"
+          "  -h, --help     print this help and exit\n\n"
+          "A progress meter is shown on stderr when it is a terminal; the totals\n"
+          "(groups, duplicate files, bytes that could be reclaimed) follow on\n"
+          "stderr. Hard links count as one file: a group of hard links alone\n"
+          "reclaims nothing. FIFOs, sockets and devices are skipped, never\n"
+          "opened; files that change or vanish during the scan are left out.\n"
+          "Each of these gets one line on stderr.\n\n" CLI_ENGINE_ENV_HELP "\n"
+          "Exit status: 0 if every file was examined, 1 if some were skipped or\n"
+          "unreadable (the rest is still reported) or the engine failed (then\n"
+          "nothing is printed), 2 on a usage error.\n",
+          stdout);
 }
 
 /* set_format: one output format; two different ones are a usage error. */
@@ -288,6 +374,9 @@ static void report_stats(const dd_run *r)
             r->bytes_full, r->joined_by_bytes, r->compared_bytes);
     fprintf(stderr, "%s: times: scan %.3f s, prefixes %.3f s, whole files %.3f s, groups %.3f s\n",
             CLI_PROGRAM, r->secs[0], r->secs[1], r->secs[2], r->secs[3]);
+    char reads[512];
+    dd_read_describe(reads, sizeof reads);
+    fprintf(stderr, "%s: reads: %s\n", CLI_PROGRAM, reads);
     if (r->engine == NULL) {
         fprintf(stderr, "%s: engine: not opened (nothing needed hashing)\n", CLI_PROGRAM);
         return;
@@ -355,6 +444,7 @@ int cmd_dedup(int argc, char **argv)
     r.o = &o;
     r.cfg = &cfg;
     r.meter = progress_open(stderr, o.quiet);
+    dd_dirs_set_roots(&r, roots, nroots);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int scan_rc = scan_while_opening(&r, roots, nroots);
@@ -399,6 +489,7 @@ int cmd_dedup(int argc, char **argv)
     if (o.use_cache)
         dd_cache_end(&r);
     dd_engine_stop(&r);
+    dd_dirs_free(&r);
     dd_free(&r);
     return cli_finish_stdout(rc);
 }
