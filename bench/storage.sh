@@ -20,9 +20,10 @@
 # each warm (the page cache holds the tree) and cold (`sync; echo 3 >
 # /proc/sys/vm/drop_caches` before each run; needs root, else "skipped").
 # The caches (hashbatch's files, rmlint's xattrs) are filled once before
-# the first round; rmlint --xattr runs before hashbatch in each rescan
-# block, so the inode change times its xattrs touch are seen by
-# hashbatch's cache in the same block, not counted twice. Each round runs
+# the first round. rmlint --xattr works on a copy of each tree (TREE.xattr,
+# changed the same way): writing its xattrs changes every file's inode
+# change time, which is part of hashbatch's cache key, so on one shared
+# tree each tool's cache would be spoilt by the other's run. Each round runs
 # every tool in turn per workload (A B C A B C); medians of the rounds
 # with [min-max]. A tool that fails (exit status not 0; hashbatch's --cache
 # may not exist yet) is recorded, and shown as "failed" in the table.
@@ -157,7 +158,7 @@ run_tool() {
     rmlint) rmlint -T df -o fdupes "$dir" ;;
     rdfind) rdfind -dryrun true -makeresultsfile false "$dir" ;;
     "hashbatch --cache") "$hb" dedup -q --cache --cache-file "$out/dedup-cache-$name.sqlite" "$dir" ;;
-    "rmlint --xattr") rmlint -T df -o fdupes --xattr "$dir" ;;
+    "rmlint --xattr") rmlint -T df -o fdupes --xattr "$dir.xattr" ;;
     "sum -r") "$hb" sum -r --quiet "$dir" ;;
     "sum -r --cache") XDG_CACHE_HOME=$out/xdg-sum/$name "$hb" sum -r --quiet --cache "$dir" ;;
     esac
@@ -176,6 +177,9 @@ have() {
 echo "storage.sh: making the trees in $trees" >&2
 "$here/trees.sh" "$trees/big" "${big_args[@]}" >&2
 make_small "$trees/small" "$small_files" >&2
+for t in big small; do
+    cp -a "$trees/$t" "$trees/$t.xattr"
+done
 sync
 
 {
@@ -224,7 +228,8 @@ for ((round = 1; round <= rounds; round++)); do
         done
         for temp in "${temps[@]}"; do
             mutate "$trees/$t" "$round-$temp"
-            [[ $temp == warm ]] && { find "$trees/$t" -type f -exec cat {} + >/dev/null 2>&1 || true; }
+            mutate "$trees/$t.xattr" "$round-$temp"
+            [[ $temp == warm ]] && { find "$trees/$t" "$trees/$t.xattr" -type f -exec cat {} + >/dev/null 2>&1 || true; }
             for tool in "${rescan_tools[@]}"; do
                 have "$tool" || continue
                 timed "$t" "$temp" rescan "$tool" run_tool "$tool" "$trees/$t" "$t"
