@@ -17,7 +17,8 @@
 #           hashbatch dedup --cache (--cache-file in OUT_DIR), rmlint
 #           --xattr, jdupes -r (which has no cache: its scan), and
 #           hashbatch sum -r --cache beside sum -r
-# each warm (the page cache holds the tree) and cold (`sync; echo 3 >
+# each warm (the page cache holds the tree and the tools' caches; the
+# previous tool's writes are synced first) and cold (`sync; echo 3 >
 # /proc/sys/vm/drop_caches` before each run; needs root, else "skipped").
 # The caches (hashbatch's files, rmlint's xattrs) are filled once before
 # the first round. rmlint --xattr works on a copy of each tree (TREE.xattr,
@@ -122,6 +123,13 @@ for k, p in enumerate(pick):
 PY
 }
 
+# warm_up DIR...: the page cache holds DIRs' files and every tool's cache
+# (a cold run before dropped them all; a warm rescan that read its SQLite
+# file from the disk would time the disk, not the cache).
+warm_up() {
+    find "$@" "$out"/*.sqlite* "$out/xdg-sum" -type f -exec cat {} + >/dev/null 2>&1 || true
+}
+
 drop_ok=0
 if ((cold)) && [[ -w /proc/sys/vm/drop_caches ]] && sync && echo 3 >/proc/sys/vm/drop_caches 2>/dev/null; then
     drop_ok=1
@@ -140,6 +148,8 @@ timed() {
         fi
         sync
         echo 3 >/proc/sys/vm/drop_caches
+    else
+        sync # the previous tool's writes (rmlint's xattrs) are not billed to this one
     fi
     echo "== $round $tree $temp $workload $tool: $*" >>"$out/stderr.txt"
     t0=$EPOCHREALTIME
@@ -220,7 +230,7 @@ for ((round = 1; round <= rounds; round++)); do
     echo "storage.sh: round $round of $rounds" >&2
     for t in big small; do
         for temp in "${temps[@]}"; do
-            [[ $temp == warm ]] && { find "$trees/$t" -type f -exec cat {} + >/dev/null 2>&1 || true; }
+            [[ $temp == warm ]] && warm_up "$trees/$t"
             for tool in "${first_tools[@]}"; do
                 have "$tool" || continue
                 timed "$t" "$temp" first "$tool" run_tool "$tool" "$trees/$t" "$t"
@@ -229,7 +239,7 @@ for ((round = 1; round <= rounds; round++)); do
         for temp in "${temps[@]}"; do
             mutate "$trees/$t" "$round-$temp"
             mutate "$trees/$t.xattr" "$round-$temp"
-            [[ $temp == warm ]] && { find "$trees/$t" "$trees/$t.xattr" -type f -exec cat {} + >/dev/null 2>&1 || true; }
+            [[ $temp == warm ]] && warm_up "$trees/$t" "$trees/$t.xattr"
             for tool in "${rescan_tools[@]}"; do
                 have "$tool" || continue
                 timed "$t" "$temp" rescan "$tool" run_tool "$tool" "$trees/$t" "$t"
