@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "json_read.h"
+#include "utf8.h"
 
 #define JSON_MAX_DEPTH 256
 #define ARENA_BLOCK ((size_t)64 << 10)
@@ -133,39 +134,6 @@ static json_value *new_value(parser *p, json_kind kind)
     memset(v, 0, sizeof *v);
     v->kind = kind;
     return v;
-}
-
-/* utf8_len: the length of the valid UTF-8 sequence at s[0..n), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t len;
-    unsigned min;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-        min = 0x80;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        min = 0x800;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (n < len)
-        return 0;
-    unsigned cp = c & (0x7f >> len);
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
 }
 
 /* put_utf8: writes code point cp at out; returns its length. */
@@ -313,7 +281,7 @@ static json_value *parse_string(parser *p)
             n += k;
             continue;
         }
-        size_t k = utf8_len((const unsigned char *)p->s + p->pos, p->len - p->pos);
+        size_t k = utf8_seq_len((const unsigned char *)p->s + p->pos, p->len - p->pos);
         if (k == 0)
             return fail(p, "a string that is not valid UTF-8");
         memcpy(out + n, p->s + p->pos, k);

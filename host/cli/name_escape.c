@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "name_escape.h"
+#include "utf8.h"
 
 #define IN_SHA1SUM 1u
 #define IN_JSON 2u
@@ -50,40 +51,6 @@ static char short_letter(unsigned char c, name_esc_format fmt)
     return 0;
 }
 
-/* utf8_len: length of the valid UTF-8 sequence at s (n bytes left), or 0
- * when it is not one (overlong forms and surrogates included). */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t len;
-    unsigned min;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-        min = 0x80;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        min = 0x800;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (n < len)
-        return 0;
-    unsigned cp = c & (0x7fu >> len);
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3fu);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
-}
-
 /* json_control: a byte JSON writes as \u00XX (no short escape). */
 static int json_control(unsigned char c)
 {
@@ -101,7 +68,7 @@ static int next_piece(const unsigned char *s, size_t n, name_esc_format fmt, siz
         return 0;
     if (s[0] < 0x80)
         return json_control(s[0]);
-    *len = utf8_len(s, n);
+    *len = utf8_seq_len(s, n);
     if (*len == 0) {
         *len = 1;
         return 1;

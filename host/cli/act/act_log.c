@@ -25,6 +25,7 @@
 
 #include "act.h"
 #include "cli.h"
+#include "utf8.h"
 
 struct act_log {
     FILE *f;
@@ -52,43 +53,12 @@ act_log *act_log_open(const char *path)
     return l;
 }
 
-/* utf8_ok: is s valid UTF-8? */
-static int utf8_ok(const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned c = *p, len, cp, min;
-        if (c < 0x80) {
-            p++;
-            continue;
-        }
-        if (c >= 0xc2 && c <= 0xdf)
-            len = 2, min = 0x80;
-        else if (c >= 0xe0 && c <= 0xef)
-            len = 3, min = 0x800;
-        else if (c >= 0xf0 && c <= 0xf4)
-            len = 4, min = 0x10000;
-        else
-            return 0;
-        cp = c & (0x7fu >> len);
-        for (unsigned i = 1; i < len; i++) {
-            if ((p[i] & 0xc0) != 0x80)
-                return 0;
-            cp = (cp << 6) | (p[i] & 0x3fu);
-        }
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-            return 0;
-        p += len;
-    }
-    return 1;
-}
-
 /* put_name: "key": "NAME" and, for a name that is not UTF-8, its hex. */
 static void put_name(FILE *f, const char *key, const char *name)
 {
     fprintf(f, ", \"%s\": ", key);
     json_put_string(f, name, strlen(name));
-    if (!utf8_ok(name)) {
+    if (!utf8_valid(name)) {
         fprintf(f, ", \"%s_hex\": \"", key);
         for (const unsigned char *p = (const unsigned char *)name; *p; p++)
             fprintf(f, "%02x", *p);

@@ -32,6 +32,7 @@
 #include "cli.h"
 #include "dedup.h"
 #include "dedup_dirs.h"
+#include "utf8.h"
 
 /* Totals of a run, as reported. */
 typedef struct {
@@ -154,43 +155,12 @@ static void print_text(const dd_run *r, int raw, char end)
     }
 }
 
-/* is_utf8: is name valid UTF-8 (no overlong forms, no surrogates)? */
-static int is_utf8(const char *name)
-{
-    const unsigned char *s = (const unsigned char *)name;
-    while (*s) {
-        unsigned c = *s, len, cp, min;
-        if (c < 0x80) {
-            s++;
-            continue;
-        }
-        if (c >= 0xc2 && c <= 0xdf)
-            len = 2, min = 0x80;
-        else if (c >= 0xe0 && c <= 0xef)
-            len = 3, min = 0x800;
-        else if (c >= 0xf0 && c <= 0xf4)
-            len = 4, min = 0x10000;
-        else
-            return 0;
-        cp = c & (0x7fu >> len);
-        for (unsigned i = 1; i < len; i++) {
-            if ((s[i] & 0xc0) != 0x80)
-                return 0;
-            cp = (cp << 6) | (s[i] & 0x3fu);
-        }
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-            return 0;
-        s += len;
-    }
-    return 1;
-}
-
 /* dd_put_json_path: "path": "..." and, when it is not UTF-8, "path_hex". */
 void dd_put_json_path(FILE *f, const char *name)
 {
     fputs("\"path\": ", f);
     json_put_string(f, name, strlen(name));
-    if (!is_utf8(name)) {
+    if (!utf8_valid(name)) {
         fputs(", \"path_hex\": \"", f);
         put_hex(f, (const uint8_t *)name, strlen(name));
         fputc('"', f);
