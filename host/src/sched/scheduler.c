@@ -92,8 +92,14 @@ static double backlog_ns(const hb_sched_backend *b, double now)
     return b->outstanding > 0 && b->busy_until_ns > now ? b->busy_until_ns - now : 0.0;
 }
 
+static int shared_with_busy(const hb_sched *s, unsigned k);
+
 /* Fills offers (one per group with a backend that takes jobs), sorted by
- * start; returns how many. */
+ * start; returns how many. A member that waits for a group mate's work
+ * in hand is not its group's choice: the mate that is running is (it may
+ * take more between its batches, on its free threads), else small work
+ * queued behind a long message one member streams would wait for the
+ * whole message, its group's choice being the member that may not run. */
 static unsigned collect_offers(const hb_sched *s, uint64_t n, uint64_t bytes, double now,
                                group_offer *offers)
 {
@@ -108,7 +114,7 @@ static unsigned collect_offers(const hb_sched *s, uint64_t n, uint64_t bytes, do
             offers[count++] = (group_offer){b->group, HB_SCHED_MAX, INFINITY, INFINITY};
         }
         backlog[g] += backlog_ns(b, now);
-        if (!b->takes_jobs)
+        if (!b->takes_jobs || shared_with_busy(s, k))
             continue;
         double fixed, work;
         cost_of_all(b, n, bytes, &fixed, &work);
