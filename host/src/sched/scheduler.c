@@ -99,9 +99,11 @@ static int shared_with_busy(const hb_sched *s, unsigned k);
  * in hand is not its group's choice: the mate that is running is (it may
  * take more between its batches, on its free threads), else small work
  * queued behind a long message one member streams would wait for the
- * whole message, its group's choice being the member that may not run. */
+ * whole message, its group's choice being the member that may not run.
+ * The asker counts as free to run when asker_may_run (a caller hashing a
+ * small batch on its own thread). */
 static unsigned collect_offers(const hb_sched *s, uint64_t n, uint64_t bytes, double now,
-                               group_offer *offers)
+                               unsigned asker, int asker_may_run, group_offer *offers)
 {
     unsigned count = 0;
     double backlog[HB_SCHED_MAX] = {0}; /* per offer: its group's members' */
@@ -114,7 +116,8 @@ static unsigned collect_offers(const hb_sched *s, uint64_t n, uint64_t bytes, do
             offers[count++] = (group_offer){b->group, HB_SCHED_MAX, INFINITY, INFINITY};
         }
         backlog[g] += backlog_ns(b, now);
-        if (!b->takes_jobs || shared_with_busy(s, k))
+        int may_run = !shared_with_busy(s, k) || (k == asker && asker_may_run);
+        if (!b->takes_jobs || !may_run)
             continue;
         double fixed, work;
         cost_of_all(b, n, bytes, &fixed, &work);
@@ -190,8 +193,8 @@ int hb_sched_share(hb_sched *s, unsigned k, uint64_t pending_messages, uint64_t 
     }
     group_offer offers[HB_SCHED_MAX];
     double finish = 0;
-    unsigned count =
-        collect_offers(s, pending_messages, pending_bytes, (double)hb_now_ns(), offers);
+    unsigned count = collect_offers(s, pending_messages, pending_bytes, (double)hb_now_ns(), k,
+                                    while_mates_busy, offers);
     unsigned used = taking_part(offers, count, &finish);
     double part = 0;
     for (unsigned g = 0; g < used; g++)
