@@ -64,6 +64,8 @@ typedef struct {
 /* How many batches b needs for n messages holding bytes. */
 static double batches_for(const hb_sched_backend *b, uint64_t n, uint64_t bytes)
 {
+    if ((b->take_messages == 0 || n <= b->take_messages) && (b->take_bytes == 0 || bytes <= b->take_bytes))
+        return 1; /* the common case, and the one-message call's: no division */
     double by_messages = b->take_messages ? ceil((double)n / (double)b->take_messages) : 1;
     double by_bytes = b->take_bytes ? ceil((double)bytes / (double)b->take_bytes) : 1;
     double most = by_messages > by_bytes ? by_messages : by_bytes;
@@ -80,9 +82,10 @@ static void cost_of_all(const hb_sched_backend *b, uint64_t n, uint64_t bytes, d
     const hb_cost_terms *t = &b->model.terms[hb_cost_class_of(n, bytes)];
     double side_by_side = b->side_by_side < n ? b->side_by_side : (double)(n > 0 ? n : 1);
     *fixed = t->fixed_ns;
-    *work = ((batches_for(b, n, bytes) - 1) * t->fixed_ns + (double)n * t->ns_per_message +
-             (double)bytes * t->ns_per_byte) /
-            side_by_side;
+    *work = (batches_for(b, n, bytes) - 1) * t->fixed_ns + (double)n * t->ns_per_message +
+            (double)bytes * t->ns_per_byte;
+    if (side_by_side > 1)
+        *work /= side_by_side;
     if (*work < 1e-3)
         *work = 1e-3; /* free work would divide by zero below */
 }
@@ -148,6 +151,13 @@ static unsigned collect_offers(const hb_sched *s, uint64_t n, uint64_t bytes, do
  * (T - start) / work of the whole, and the parts add up to 1. */
 static unsigned taking_part(const group_offer *offers, unsigned count, double *finish)
 {
+    if (count == 0)
+        return 0;
+    /* the first group alone, when no other could start before it is done:
+     * every small job (and the inline check of each one-message call) */
+    *finish = offers[0].start_ns + offers[0].work_ns;
+    if (count == 1 || offers[1].start_ns >= *finish)
+        return 1;
     double sum_inverse = 0, sum_start = 0;
     unsigned used = 0;
     while (used < count) {
@@ -197,7 +207,9 @@ int hb_sched_share(hb_sched *s, unsigned k, uint64_t pending_messages, uint64_t 
                                     while_mates_busy, offers);
     unsigned used = taking_part(offers, count, &finish);
     double part = 0;
-    for (unsigned g = 0; g < used; g++)
+    if (used == 1 && offers[0].rep == k)
+        part = 1; /* all of it: no division */
+    for (unsigned g = 0; used > 1 && g < used; g++)
         if (offers[g].rep == k)
             part = (finish - offers[g].start_ns) / offers[g].work_ns;
     pthread_mutex_unlock(&s->lock);
