@@ -3,3 +3,6 @@
 # "engine", backend cpu only: no OpenCL needed). Included by
 # tests/CMakeLists.txt.
 hb_add_suite(test_model_cache 120)
+# The OpenCL program cache (host/src/program_cache.c): its file format
+# and the OpenCL backend's use of it (TCase "engine": the real device).
+hb_add_suite(test_program_cache 300)

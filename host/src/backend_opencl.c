@@ -26,6 +26,9 @@
  * (HB_FAULT_INJECTION), HASHBATCH_TEST_GPU_SHAPE=1 runs any device as a
  * discrete GPU: one lane per work-item, the GPU local size, packed and
  * copied, no uniform kernel; the installed library ignores it.
+ * The program is built from the driver's binary kept in the program
+ * cache (program_cache.h) where there is a good one, else from source,
+ * and its binary stored for the next open.
  * Must not: verify, retry or fall back (the engine does), or print.
  */
 #include "backend_opencl.h"
@@ -36,6 +39,7 @@
 
 #include "cl_errors.h"
 #include "pack.h"
+#include "program_cache.h"
 #include "stage_in_place.h"
 
 extern const char hb_kernel_sha1_source[];
@@ -138,20 +142,88 @@ static hb_status build_failure(hb_opencl *cl, cl_int rc, hb_error_slot *err)
                         cl->device.info.name, hb_cl_error_name(rc), (int)rc, log);
 }
 
-static hb_status build_program(hb_opencl *cl, hb_error_slot *err)
+/* The program cache's file for this device and these options (0: none,
+ * or the build is to fail on purpose and must really be built). */
+static int program_cache_file(const hb_opencl *cl, const char *options, char key[HB_PROGRAM_KEY_HEX],
+                              char *path, size_t size)
+{
+    if (hb_fault_build_requested())
+        return 0;
+    const hb_device_info *d = &cl->device.info;
+    const char *parts[] = {d->platform_name, d->name, d->vendor, d->version, d->driver_version,
+                           options};
+    hb_program_key(key, parts, sizeof parts / sizeof parts[0], hb_kernel_sha1_source,
+                   hb_kernel_sha1_source_size);
+    return hb_program_cache_path(path, size, key);
+}
+
+/* The program from the cached binary at path, built; 0 (no program) when
+ * there is none or the driver refuses it: then the source is built. */
+static int build_from_cache(hb_opencl *cl, const char *options, const char *key, const char *path)
+{
+    unsigned char *binary;
+    size_t len;
+    if (!hb_program_cache_load(path, key, &binary, &len))
+        return 0;
+    cl_int rc, status = CL_SUCCESS;
+    const unsigned char *bins[] = {binary};
+    cl->program = clCreateProgramWithBinary(cl->context, 1, &cl->device.device, &len, bins,
+                                            &status, &rc);
+    free(binary);
+    if (rc == CL_SUCCESS && status == CL_SUCCESS)
+        rc = clBuildProgram(cl->program, 1, &cl->device.device, options, NULL, NULL);
+    if ((rc != CL_SUCCESS || status != CL_SUCCESS) && cl->program != NULL) {
+        clReleaseProgram(cl->program);
+        cl->program = NULL;
+    }
+    return cl->program != NULL;
+}
+
+/* The built program's binary into the cache, for the next open. */
+static void store_in_cache(hb_opencl *cl, const char *key, const char *path)
+{
+    size_t len = 0;
+    if (clGetProgramInfo(cl->program, CL_PROGRAM_BINARY_SIZES, sizeof len, &len, NULL) !=
+            CL_SUCCESS ||
+        len == 0 || len > HB_PROGRAM_CACHE_MAX_BYTES)
+        return;
+    unsigned char *binary = malloc(len);
+    unsigned char *bins[] = {binary};
+    if (binary != NULL &&
+        clGetProgramInfo(cl->program, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) == CL_SUCCESS)
+        (void)hb_program_cache_store(path, key, binary, len);
+    free(binary);
+}
+
+static hb_status build_from_source(hb_opencl *cl, const char *options, hb_error_slot *err)
 {
     cl_int rc;
     const char *source = hb_kernel_sha1_source;
     size_t length = hb_kernel_sha1_source_size;
     cl->program = clCreateProgramWithSource(cl->context, 1, &source, &length, &rc);
     CL_CHECK("clCreateProgramWithSource", rc);
+    rc = clBuildProgram(cl->program, 1, &cl->device.device, options, NULL, NULL);
+    if (rc != CL_SUCCESS)
+        return build_failure(cl, rc, err);
+    return HB_OK;
+}
+
+static hb_status build_program(hb_opencl *cl, hb_error_slot *err)
+{
     char options[128];
     unsigned lanes = hb_fault_build_requested() ? 3u : cl->lanes_per_item;
     snprintf(options, sizeof options, "-DHB_LANES=%u%s -cl-std=CL1.2", lanes,
              cl->max_span > 0 ? " -DHB_IN_PLACE" : "");
-    rc = clBuildProgram(cl->program, 1, &cl->device.device, options, NULL, NULL);
-    if (rc != CL_SUCCESS)
-        return build_failure(cl, rc, err);
+    char key[HB_PROGRAM_KEY_HEX], path[4096];
+    int cached = program_cache_file(cl, options, key, path, sizeof path);
+    if (!cached || !build_from_cache(cl, options, key, path)) {
+        hb_status st = build_from_source(cl, options, err);
+        if (st != HB_OK)
+            return st;
+        if (cached)
+            store_in_cache(cl, key, path);
+    }
+    cl_int rc;
     cl->kernel = clCreateKernel(cl->program, KERNEL_NAME, &rc);
     CL_CHECK("clCreateKernel", rc);
     if (cl->max_span > 0) {

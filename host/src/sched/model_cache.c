@@ -2,7 +2,8 @@
  * model_cache.c - the scheduler's cost models kept in a text file between
  * runs (see model_cache.h).
  *
- * Owns: the file's format and its reading and writing. The format:
+ * Owns: the file's format, parsing and formatting (the path rule, the
+ * bounded read and the atomic replace are cache_file.c's). The format:
  *
  *     hashbatch-models 1
  *     KEY<TAB>UNIX-SECONDS<TAB>F0 M0 B0 F1 M1 B1 F2 M2 B2
@@ -16,24 +17,22 @@
  * HB_MODEL_CACHE_MAX_AGE_S. At most MAX_FILE_BYTES of a file are read and
  * at most MAX_ENTRIES entries kept (the newest), so a huge or hostile file
  * costs little. Only regular files are read, opened without blocking (a
- * FIFO at the path is not waited on).
+ * FIFO at the path is not waited on: cache_file.c).
  * Must not: print, report errors, hold locks, or leave a temporary file
  * behind: every failure unlinks what it made and returns 0.
  */
 #include "sched/model_cache.h"
 
+#include "cache_file.h"
+
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <locale.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 enum {
     KEY_MAX = 1000,                /* bytes of a key, as model_cache.h says */
@@ -48,7 +47,6 @@ enum {
 #define STRINGIFY(x) #x
 #define VERSION_TEXT(v) STRINGIFY(v)
 #define HEADER "hashbatch-models " VERSION_TEXT(HB_MODEL_CACHE_VERSION) "\n"
-#define TMP_SUFFIX ".tmp-XXXXXX"
 
 typedef struct {
     char key[KEY_MAX + 1];
@@ -63,30 +61,9 @@ typedef struct {
 
 /* ---- the path ------------------------------------------------------- */
 
-static int path_join(char *buf, size_t size, const char *dir, const char *rest)
-{
-    int n = snprintf(buf, size, "%s%s", dir, rest);
-    return n > 0 && (size_t)n < size;
-}
-
 int hb_model_cache_path(char *buf, size_t size)
 {
-    if (buf == NULL || size == 0)
-        return 0;
-    const char *env = getenv("HASHBATCH_MODEL_CACHE");
-    if (env != NULL) {
-        if (env[0] == '\0' || strcmp(env, "off") == 0)
-            return 0;
-        return path_join(buf, size, env, "");
-    }
-    /* XDG: a relative or empty XDG_CACHE_HOME is to be ignored */
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    if (xdg != NULL && xdg[0] == '/')
-        return path_join(buf, size, xdg, "/hashbatch/models.txt");
-    const char *home = getenv("HOME");
-    if (home != NULL && home[0] != '\0')
-        return path_join(buf, size, home, "/.cache/hashbatch/models.txt");
-    return 0;
+    return hb_cache_file_path(buf, size, "HASHBATCH_MODEL_CACHE", "models.txt");
 }
 
 /* ---- numbers in the C locale ---------------------------------------- */
@@ -247,44 +224,13 @@ static void table_put(table *t, const entry *e, int force)
 
 /* ---- reading a file ------------------------------------------------- */
 
-/* read_file: up to MAX_FILE_BYTES of the regular file at path, malloc'd
- * into *buf (*len bytes); 0 if it cannot be read. */
-static int read_file(const char *path, char **buf, size_t *len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0)
-        return 0;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0) {
-        close(fd);
-        return 0;
-    }
-    size_t cap = st.st_size < MAX_FILE_BYTES ? (size_t)st.st_size : MAX_FILE_BYTES;
-    char *b = malloc(cap + 1);
-    size_t got = 0;
-    while (b != NULL && got < cap) {
-        ssize_t r = read(fd, b + got, cap - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    close(fd);
-    if (b == NULL)
-        return 0;
-    *buf = b;
-    *len = got;
-    return 1;
-}
-
 /* load_table: the good, fresh entries of the file at path into t (which
  * stays empty when the file is missing, unreadable or foreign). */
 static void load_table(const char *path, table *t, int64_t now)
 {
     char *buf;
     size_t len;
-    if (!read_file(path, &buf, &len))
+    if (!hb_cache_file_read(path, MAX_FILE_BYTES, &buf, &len))
         return;
     size_t hl = sizeof HEADER - 1;
     if (len < hl || memcmp(buf, HEADER, hl) != 0) {
@@ -335,25 +281,6 @@ int hb_model_cache_load(const char *path, const char *key, hb_cost_terms terms[H
 
 /* ---- writing a file ------------------------------------------------- */
 
-/* make_parents: mkdir (0700) every folder above the file at path, those
- * that exist failing harmlessly. What cannot be made, the temporary
- * file's creation finds. */
-static void make_parents(const char *path)
-{
-    char dir[PATH_MAX];
-    size_t n = strlen(path);
-    if (n >= sizeof dir)
-        return;
-    memcpy(dir, path, n + 1);
-    for (char *p = dir + 1; *p != '\0'; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        (void)mkdir(dir, 0700);
-        *p = '/';
-    }
-}
-
 /* format_table: the whole file's text into a malloc'd buffer */
 static char *format_table(const table *t, size_t *len)
 {
@@ -384,38 +311,6 @@ static char *format_table(const table *t, size_t *len)
     return b;
 }
 
-static int write_all(int fd, const char *b, size_t len)
-{
-    while (len > 0) {
-        ssize_t w = write(fd, b, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return 0;
-        b += w;
-        len -= (size_t)w;
-    }
-    return 1;
-}
-
-/* replace_file: text atomically at path: a temporary file beside it,
- * then rename; the temporary file is gone whatever happens. */
-static int replace_file(const char *path, const char *text, size_t len)
-{
-    char tmp[PATH_MAX];
-    if (!path_join(tmp, sizeof tmp, path, TMP_SUFFIX))
-        return 0;
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    int ok = write_all(fd, text, len);
-    ok = close(fd) == 0 && ok;
-    ok = ok && rename(tmp, path) == 0;
-    if (!ok)
-        unlink(tmp);
-    return ok;
-}
-
 int hb_model_cache_store(const char *path, const char *key,
                          const hb_cost_terms terms[HB_COST_CLASSES])
 {
@@ -437,8 +332,7 @@ int hb_model_cache_store(const char *path, const char *key,
     free(t.e);
     if (text == NULL)
         return 0;
-    make_parents(path);
-    int ok = replace_file(path, text, len);
+    int ok = hb_cache_file_replace(path, text, len);
     free(text);
     return ok;
 }
