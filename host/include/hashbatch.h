@@ -160,6 +160,14 @@ typedef struct {
                                   HASHBATCH_MODEL_CACHE=PATH picks the cache
                                   file, =off uses none (default:
                                   $XDG_CACHE_HOME/hashbatch/models.txt) */
+    /* The work the caller expects to give this engine in all, when it
+     * knows (0 and 0: not known, the default). With backend auto, an
+     * OpenCL device is then opened only if it can pay for itself: unless
+     * opening it took longer, when last measured (kept in the model
+     * cache), than the CPU pool's model predicts for all of this work. A
+     * device never measured is opened, and the time that took kept. */
+    uint64_t expected_messages;
+    uint64_t expected_bytes;
 } hb_config;
 
 /* Which compute an engine uses, from backend and device:

@@ -179,6 +179,8 @@ hb_status hb_settings_resolve(const hb_config *cfg, hb_settings *out)
     out->cpu_fallback = cfg->cpu_fallback;
     out->seed = cfg->seed;
     out->calibrate = cfg->calibrate != 0;
+    out->expected_messages = cfg->expected_messages;
+    out->expected_bytes = cfg->expected_bytes;
     if (cfg->device != NULL) {
         st = copy_device_spec(out, cfg->device, "config");
         if (st != HB_OK)

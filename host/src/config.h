@@ -28,6 +28,7 @@ typedef struct {
     uint64_t seed;
     hb_cpu_impl cpu_impl; /* the pool's SHA-1 (mb/mb_impl.h) */
     int calibrate;        /* measure the cost models at open, cache or not */
+    uint64_t expected_messages, expected_bytes; /* 0, 0: not known */
 } hb_settings;
 
 /* hb_settings_resolve: cfg (NULL: defaults) plus environment overrides,

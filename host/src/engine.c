@@ -48,13 +48,44 @@ static int pool_participates(const hb_engine *e)
            uses_everything(&e->settings);
 }
 
-/* Opens every device the spec selects (up to the stats table's room);
- * devices that fail to open are skipped if another one opens. */
-static hb_status open_devices(hb_engine *e, hb_opencl **opened, size_t *nopened)
+/* Whether the devices of spec may pay for their opening: not when the
+ * caller said how much work to expect (backend auto, default devices) and finding
+ * and opening them took longer, when last measured, than the pool's
+ * model predicts for all of it. Then why says so. Devices never
+ * measured, or a pool with no cached model, are opened: nothing is
+ * known to say otherwise. */
+static int worth_opening(const hb_engine *e, const char *spec, char *why, size_t why_size)
+{
+    const hb_settings *s = &e->settings;
+    if (!uses_everything(s) || (s->expected_messages == 0 && s->expected_bytes == 0))
+        return 1; /* a spec named is a spec checked: its devices are listed */
+    double open_ns = hb_models_open_cost(spec);
+    hb_cpu_impl impl = s->cpu_impl;
+    double pool_ns = hb_models_pool_time(&hb_backend_cpu, &impl, s->cpu_threads,
+                                         s->expected_messages, s->expected_bytes);
+    if (!(open_ns > 0) || !(pool_ns > 0) || open_ns < pool_ns)
+        return 1;
+    snprintf(why, why_size,
+             "(auto: OpenCL not opened: that took %.1f ms, and the pool needs %.3f ms for the "
+             "expected %llu messages, %llu bytes)",
+             open_ns / 1e6, pool_ns / 1e6, (unsigned long long)s->expected_messages,
+             (unsigned long long)s->expected_bytes);
+    return 0;
+}
+
+/* Opens every device the spec selects (up to the stats table's room)
+ * that may pay for its opening (why says of one that did not); devices
+ * that fail to open are skipped if another one opens. */
+static hb_status open_devices(hb_engine *e, hb_opencl **opened, size_t *nopened, char *why,
+                              size_t why_size)
 {
     hb_cl_device *devices;
     size_t count, nchosen;
     *nopened = 0;
+    const char *spec = uses_everything(&e->settings) ? "all" : e->settings.device;
+    if (!worth_opening(e, spec, why, why_size))
+        return HB_OK;
+    uint64_t start = hb_now_ns();
     hb_status st = hb_cl_enumerate(&devices, &count);
     if (st != HB_OK)
         return hb_error_set(&e->error, st, "out of memory listing OpenCL devices");
@@ -63,7 +94,6 @@ static hb_status open_devices(hb_engine *e, hb_opencl **opened, size_t *nopened)
         free(devices);
         return hb_error_set(&e->error, HB_ERR_NO_MEMORY, "out of memory");
     }
-    const char *spec = uses_everything(&e->settings) ? "all" : e->settings.device;
     st = hb_cl_select(devices, count, spec, chosen, &nchosen, &e->error);
     if (st == HB_OK && nchosen == 0)
         st = hb_error_set(&e->error, HB_ERR_NO_OPENCL, "no OpenCL device");
@@ -81,6 +111,8 @@ static hb_status open_devices(hb_engine *e, hb_opencl **opened, size_t *nopened)
     free(devices);
     if (st == HB_OK && *nopened == 0)
         st = first_failure;
+    if (st == HB_OK)
+        hb_models_store_open_cost(spec, (double)(hb_now_ns() - start));
     return st;
 }
 
@@ -116,7 +148,7 @@ static hb_status choose_devices(hb_engine *e, hb_opencl **opened, size_t *nopene
     why[0] = '\0';
     if (e->settings.backend == HB_BACKEND_CPU)
         return hb_cl_check_spec(e->settings.device, &e->error);
-    hb_status st = open_devices(e, opened, nopened);
+    hb_status st = open_devices(e, opened, nopened, why, why_size);
     if (st == HB_OK)
         return HB_OK;
     if (e->settings.backend == HB_BACKEND_OPENCL || st == HB_ERR_BAD_DEVICE_SPEC)

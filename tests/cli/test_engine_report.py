@@ -6,8 +6,10 @@ and cost models (host/cli/engine_report.c):
   them ("opencl P:D NAME", "cpu pool ..."), with its share of messages
   and bytes (adding up to 100% over the backends), its model for one
   class of work (finite terms >= 0) and predicted against measured time;
-  on the default route every backend that the calibration says takes
-  jobs has its line; a pinned route (--backend cpu, --backend opencl
+  on the default route of `sum -r` every backend that the calibration
+  says takes jobs has its line; `sum FILE...` of a few small files
+  (known work, less than the devices' open is known to take) opens no
+  device and says why; a pinned route (--backend cpu, --backend opencl
   --device P:D) shows its own backend doing all the work;
 - `devices --calibrate` (text and --json) opens an engine with a fresh
   calibration: the JSON parses, says the models were calibrated (not
@@ -217,12 +219,28 @@ def check_routes(chk, exe, env, devices, takers, tmp):
     os.makedirs(root)
     names = make_files(root, random.Random(13))
 
-    proc = sum_v(chk, exe, env, root, names, [], "sum -v (default route)")
+    # -r: the work is not known before the walk, so every device opens
+    proc = sum_v(chk, exe, env, root, ["."], ["-r"], "sum -v -r (default route)")
     check_origin(chk, proc.stderr, "sum -v after devices --calibrate", "from the model cache")
-    lines = backend_lines(chk, proc.stderr, devices, "sum -v (default route)")
+    lines = backend_lines(chk, proc.stderr, devices, "sum -v -r (default route)")
     for name in takers:
-        chk.check(name in lines, "sum -v: backend %r, which takes jobs, has no line" % name,
+        chk.check(name in lines, "sum -v -r: backend %r, which takes jobs, has no line" % name,
                   clitest.show(proc.stderr))
+
+    # FILE operands: the work is known (120 files, 4 MB), and the devices'
+    # open, timed by the runs before, takes longer than the pool's model
+    # says all of it needs: no device opens, the pool does everything
+    proc = sum_v(chk, exe, env, root, names, [], "sum -v FILE... (default route)")
+    opened_devices = [n for n in takers if not n.startswith("cpu pool")]
+    if opened_devices:
+        chk.check(b"(auto: OpenCL not opened: that took " in proc.stderr,
+                  "sum -v FILE...: the engine line does not say why no device was opened",
+                  clitest.show(proc.stderr))
+    lines = backend_lines(chk, proc.stderr, devices, "sum -v FILE... (default route)")
+    chk.check(list(lines) == [n for n in lines if n.startswith("cpu pool")] and
+              all(m.group("mp") == b"100.0" for m in lines.values()),
+              "sum -v FILE...: a device took part in a few small files",
+              clitest.show(proc.stderr))
 
     proc = sum_v(chk, exe, env, root, names, ["--backend", "cpu"], "sum -v --backend cpu")
     lines = backend_lines(chk, proc.stderr, devices, "sum -v --backend cpu")

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -406,6 +407,27 @@ static int open_while_listing(const hb_config *cfg, hb_engine **e, list_job *j)
     return rc;
 }
 
+/* expect_operands: with FILE operands only (no -r, no standard input),
+ * tells the engine how much work to expect, so that it opens no device
+ * that could not pay for its opening (a few small files are hashed
+ * before pocl would have started). Anything not a regular file leaves
+ * the work unknown. */
+static void expect_operands(const sum_opts *o, hb_config *cfg)
+{
+    uint64_t bytes = 0;
+    if (o->recurse || o->checking || o->nfiles == 0)
+        return;
+    for (size_t i = 0; i < o->nfiles; i++) {
+        struct stat st;
+        if (strcmp(o->files_args[i], "-") == 0 || stat(o->files_args[i], &st) != 0 ||
+            !S_ISREG(st.st_mode))
+            return;
+        bytes += (uint64_t)st.st_size;
+    }
+    cfg->expected_messages = o->nfiles;
+    cfg->expected_bytes = bytes;
+}
+
 /* run_checks: checks every sums file. Returns the exit status. */
 static int run_checks(sum_runner *r, const sum_opts *o)
 {
@@ -437,6 +459,7 @@ int cmd_sum(int argc, char **argv)
     rc = cli_engine_config(&o.engine, CMD, &cfg);
     if (rc != CLI_EXIT_OK)
         return rc;
+    expect_operands(&o, &cfg);
     progress *meter = progress_open(stderr, o.check.quiet || o.check.status);
     hb_engine *e = NULL;
     list_job list = {&o, meter, {0}, 0};

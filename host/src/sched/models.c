@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "sched/calibrate.h"
+#include "sched/cost_model.h"
 #include "sched/model_cache.h"
 
 /* The CPU's model name, from /proc/cpuinfo ("" where there is none). */
@@ -83,6 +84,55 @@ hb_status hb_models_seed(hb_model_seed *seeds, size_t n, int force, uint64_t *ca
     hb_calibration_data_free(&data);
     *calibration_ns = *from_cache ? 0 : hb_now_ns() - start;
     return st;
+}
+
+/* The key of the open cost of spec's devices. */
+static void open_key(const char *spec, char key[HB_MODEL_KEY_BYTES])
+{
+    char host[128] = "", cpu[256];
+    gethostname(host, sizeof host - 1);
+    cpu_model(cpu, sizeof cpu);
+    int n = snprintf(key, HB_MODEL_KEY_BYTES,
+                     "hashbatch %d.%d.%d | host %s | cpu %s | open opencl devices %s",
+                     HB_VERSION_MAJOR, HB_VERSION_MINOR, HB_VERSION_PATCH, host, cpu, spec);
+    if (n < 0)
+        key[0] = '\0';
+    sanitize(key);
+}
+
+double hb_models_open_cost(const char *spec)
+{
+    char path[1024], key[HB_MODEL_KEY_BYTES];
+    hb_cost_terms t[HB_COST_CLASSES];
+    open_key(spec, key);
+    if (!hb_model_cache_path(path, sizeof path) || !hb_model_cache_load(path, key, t))
+        return 0;
+    return t[0].fixed_ns;
+}
+
+void hb_models_store_open_cost(const char *spec, double ns)
+{
+    char path[1024], key[HB_MODEL_KEY_BYTES];
+    hb_cost_terms t[HB_COST_CLASSES] = {{0}};
+    for (unsigned c = 0; c < HB_COST_CLASSES; c++)
+        t[c].fixed_ns = ns; /* the open's time, as a fixed cost of every class */
+    open_key(spec, key);
+    if (ns > 0 && hb_model_cache_path(path, sizeof path))
+        hb_model_cache_store(path, key, t);
+}
+
+double hb_models_pool_time(const hb_backend_ops *pool_ops, void *pool_self, unsigned threads,
+                           uint64_t n, uint64_t bytes)
+{
+    char path[1024];
+    hb_model_seed seed = {.ops = pool_ops, .self = pool_self, .device = NULL};
+    make_key(&seed);
+    if (!hb_model_cache_path(path, sizeof path) || !hb_model_cache_load(path, seed.key, seed.terms))
+        return 0;
+    const hb_cost_terms *t = &seed.terms[hb_cost_class_of(n, bytes)];
+    double side_by_side = threads < n ? threads : (double)(n > 0 ? n : 1);
+    return t->fixed_ns + ((double)n * t->ns_per_message + (double)bytes * t->ns_per_byte) /
+                             (side_by_side > 0 ? side_by_side : 1);
 }
 
 void hb_models_store(const char *key, const hb_cost_terms terms[HB_COST_CLASSES])

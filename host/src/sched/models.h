@@ -41,4 +41,21 @@ hb_status hb_models_seed(hb_model_seed *seeds, size_t n, int force, uint64_t *ca
 /* hb_models_store: the refined terms of one backend, for its key. */
 void hb_models_store(const char *key, const hb_cost_terms terms[HB_COST_CLASSES]);
 
+/* hb_models_open_cost: how long finding and opening the OpenCL devices
+ * of spec ("all", "gpu", "0:0" ...) took (ns) when last measured, from
+ * the model cache; 0 when not known. Keyed by spec, not by device: the
+ * point is to know it before the platforms are even listed (loading
+ * pocl is most of its cost). */
+double hb_models_open_cost(const char *spec);
+
+/* hb_models_store_open_cost: finding and opening spec's devices took ns. */
+void hb_models_store_open_cost(const char *spec, double ns);
+
+/* hb_models_pool_time: what the CPU pool (implementation impl, threads
+ * side by side) would take for n messages holding bytes, by its model in
+ * the cache (its fixed cost, then the work spread over the threads); 0
+ * when the cache holds no model for it. */
+double hb_models_pool_time(const hb_backend_ops *pool_ops, void *pool_self, unsigned threads,
+                           uint64_t n, uint64_t bytes);
+
 #endif /* HB_MODELS_H */
