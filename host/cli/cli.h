@@ -52,6 +52,12 @@ void cli_error_path(const char *name, int errnum);
  * CLI_EXIT_USAGE so callers can `return cli_usage_error(...)`. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
 
+/* cli_cpu_impl_invalid: the usage error for a CPU implementation this CPU
+ * does not run (value, from the environment variable `from`, or from
+ * --cpu-impl when from is NULL): a known one is said not to run here, an
+ * unknown one invalid; both list what runs. Returns CLI_EXIT_USAGE. */
+int cli_cpu_impl_invalid(const char *cmd, const char *from, const char *value);
+
 /* Flushes stdout; on a write error reports it and returns
  * CLI_EXIT_FAILURE, else returns rc unchanged. */
 int cli_finish_stdout(int rc);

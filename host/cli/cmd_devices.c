@@ -453,10 +453,7 @@ static int calibrate(const devices_opts *o, devices_calibration *c)
 static int take_cpu_impl(devices_opts *o, const char *value)
 {
     if (!hb_cpu_impl_runs(value))
-        return cli_usage_error(CMD,
-                               "invalid argument '%s' for '--cpu-impl' (valid: avx512, avx2, "
-                               "portable or sha-ni, as this CPU runs them)",
-                               value);
+        return cli_cpu_impl_invalid(CMD, NULL, value);
     o->cpu_impl = value;
     return -1;
 }

@@ -55,6 +55,36 @@ static int bad_value(const char *cmd, const char *opt, const char *from, const c
     return cli_usage_error(cmd, "invalid argument '%s' for '--%s' (valid: %s)", value, opt, valid);
 }
 
+/* runnable_impls: the CPU implementations this CPU runs, as a list. */
+static void runnable_impls(char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (unsigned k = 0; hb_cpu_impl_name(k) != NULL && used < size; k++)
+        if (hb_cpu_impl_runs(hb_cpu_impl_name(k))) {
+            int n = snprintf(out + used, size - used, "%s%s", used ? ", " : "", hb_cpu_impl_name(k));
+            used += n > 0 ? (size_t)n : size;
+        }
+}
+
+int cli_cpu_impl_invalid(const char *cmd, const char *from, const char *value)
+{
+    char runs[128];
+    runnable_impls(runs, sizeof runs);
+    int known = 0;
+    for (unsigned k = 0; hb_cpu_impl_name(k) != NULL; k++)
+        known |= strcmp(hb_cpu_impl_name(k), value) == 0;
+    if (known && from != NULL)
+        return cli_usage_error(cmd, "%s value '%s' does not run on this CPU (it runs: %s)", from,
+                               value, runs);
+    if (known)
+        return cli_usage_error(cmd, "'--cpu-impl' value '%s' does not run on this CPU (it runs: %s)",
+                               value, runs);
+    char valid[192];
+    snprintf(valid, sizeof valid, "avx512, avx2, portable or sha-ni; this CPU runs: %s", runs);
+    return bad_value(cmd, "cpu-impl", from, value, valid);
+}
+
 int cli_engine_config(const cli_engine_opts *o, const char *cmd, hb_config *cfg)
 {
     const char *from;
@@ -74,9 +104,7 @@ int cli_engine_config(const cli_engine_opts *o, const char *cmd, hb_config *cfg)
 
     text = pick(NULL, "HASHBATCH_CPU_IMPL", &from);
     if (text != NULL && !hb_cpu_impl_runs(text))
-        return bad_value(cmd, "cpu-impl", from, text,
-                         "avx512, avx2, portable or sha-ni, as this CPU runs them: "
-                         "hashbatch devices lists them");
+        return cli_cpu_impl_invalid(cmd, from, text);
     cfg->cpu_impl = text;
 
     text = pick(o->device, "HASHBATCH_DEVICE", &from);
