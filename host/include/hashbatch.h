@@ -436,8 +436,11 @@ HB_API int hb_cpu_impl_runs(const char *name);
 
 /* hb_cpu_impl_default_name: the implementation an engine's pool uses when
  * none is asked for: the multi-buffer one measured fastest here, if it
- * beats OpenSSL one message at a time, else "sha-ni". The first call
- * measures (well under a millisecond). */
+ * beats OpenSSL one message at a time, else "sha-ni". Measured once per
+ * machine (well under a millisecond) and kept in cpu_impl.txt beside
+ * the model cache ($XDG_CACHE_HOME/hashbatch/; HASHBATCH_MODEL_CACHE=PATH
+ * puts it in PATH's folder, =off keeps nothing), so every process agrees
+ * where two cost about the same; delete that file to measure again. */
 HB_API const char *hb_cpu_impl_default_name(void);
 
 /* The most CPU pool threads an engine takes (hb_config.cpu_threads). */

@@ -46,6 +46,19 @@ int hb_cache_file_path(char *buf, size_t size, const char *env_override, const c
     return 0;
 }
 
+int hb_cache_file_beside(char *buf, size_t size, const char *env_override, const char *file_name,
+                         const char *name)
+{
+    char file[4096];
+    if (!hb_cache_file_path(file, sizeof file, env_override, file_name))
+        return 0;
+    char *slash = strrchr(file, '/');
+    if (slash == NULL)
+        return path_join(buf, size, name, "", "");
+    slash[1] = '\0';
+    return path_join(buf, size, file, name, "");
+}
+
 int hb_cache_file_read(const char *path, size_t max_bytes, char **buf, size_t *len)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);

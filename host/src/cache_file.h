@@ -22,6 +22,12 @@
  * there is no cache (off, no home, or the path does not fit in size). */
 int hb_cache_file_path(char *buf, size_t size, const char *env_override, const char *name);
 
+/* hb_cache_file_beside: into buf, the path of name in the folder of the
+ * file that hb_cache_file_path(env_override, file_name) gives, so that
+ * one setting (a path, or "off") governs both. Returns 0 as that does. */
+int hb_cache_file_beside(char *buf, size_t size, const char *env_override, const char *file_name,
+                         const char *name);
+
 /* hb_cache_file_read: up to max_bytes of the regular file at path (opened
  * without blocking: a FIFO there is not waited on), malloc'd into *buf
  * (*len bytes, plus a terminating NUL not counted). Returns 0 when it

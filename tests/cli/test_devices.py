@@ -296,6 +296,58 @@ def check_without_opencl(chk, exe, tmp):
         chk.same_bytes(proc.stdout, want, what)
 
 
+def devices_json(chk, exe, env, what):
+    proc = clitest.run([exe, "devices", "--json"], env=env)
+    if not chk.status(proc, 0, what):
+        return {}
+    return (parse_json(chk, proc, what) or {}).get("cpu", {})
+
+
+def check_default_kept(chk, exe, tmp):
+    """The default CPU implementation is measured once per machine and
+    kept in $XDG_CACHE_HOME/hashbatch/cpu_impl.txt: later processes read
+    it; a damaged file, another machine's key, or a name this CPU does not
+    run is measured again and the file rewritten."""
+    xdg = os.path.join(tmp, "xdg")
+    env = clitest.clean_env(XDG_CACHE_HOME=xdg)
+    path = os.path.join(xdg, "hashbatch", "cpu_impl.txt")
+    cpu = devices_json(chk, exe, env, "devices --json (fresh cache)")
+    measured = cpu.get("cpu_impl_default")
+    if not chk.check(os.path.isfile(path), "cpu_impl.txt not written"):
+        return
+    with open(path, "rb") as f:
+        lines = f.read().split(b"\n")
+    chk.check(len(lines) == 3 and lines[0] == b"hashbatch-cpu-impl 1" and lines[2] == b"" and
+              lines[1].endswith(b"\t" + str(measured).encode()),
+              "cpu_impl.txt does not hold the measured default", repr(lines))
+    key = lines[1].rsplit(b"\t", 1)[0] if len(lines) > 1 else b""
+    for i in range(3):  # every process agrees
+        got = devices_json(chk, exe, env, "devices --json (kept) %d" % i).get("cpu_impl_default")
+        chk.check(got == measured, "run %d: default %r, the kept one %r" % (i, got, measured))
+    other = "portable" if measured != "portable" else "sha-ni"  # both run everywhere
+    with open(path, "wb") as f:
+        f.write(b"hashbatch-cpu-impl 1\n" + key + b"\t" + other.encode() + b"\n")
+    got = devices_json(chk, exe, env, "devices --json (kept %s)" % other)
+    chk.check(got.get("cpu_impl_default") == other and got.get("cpu_impl") == other,
+              "the kept default %r was not used" % other, repr(got))
+    runs = {i["name"]: i["runs"] for i in got.get("cpu_impls", [])}
+    bad_names = [b"bogus"] + [n.encode() for n, r in runs.items() if not r]
+    for damage in ([b"garbage\n"], [b"hashbatch-cpu-impl 1\n", b"another machine\tportable\n"],
+                   [b"hashbatch-cpu-impl 2\n", key, b"\tportable\n"],
+                   [b"hashbatch-cpu-impl 1\n", key, b"\tportable"]) + tuple(
+                       [b"hashbatch-cpu-impl 1\n", key, b"\t", n, b"\n"] for n in bad_names):
+        with open(path, "wb") as f:
+            f.write(b"".join(damage))
+        got = devices_json(chk, exe, env, "devices --json (damaged: %r)" % damage)
+        chk.check(runs.get(got.get("cpu_impl_default")) is True,
+                  "damaged file %r: default %r does not run" % (damage, got.get("cpu_impl_default")))
+        with open(path, "rb") as f:
+            now = f.read()
+        chk.check(now.startswith(b"hashbatch-cpu-impl 1\n" + key + b"\t") and
+                  now.endswith(b"\n") and now != b"".join(damage),
+                  "damaged file %r was not measured again and rewritten" % damage, repr(now))
+
+
 def main():
     exe = clitest.binary()
     chk = clitest.Checker("test_devices")
@@ -303,6 +355,7 @@ def main():
     try:
         check_with_opencl(chk, exe)
         check_without_opencl(chk, exe, tmp)
+        check_default_kept(chk, exe, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     chk.finish()

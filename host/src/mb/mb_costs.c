@@ -2,7 +2,8 @@
  * mb_costs.c - measuring lanes against OpenSSL (see mb_costs.h).
  *
  * Owns: the per-process measurements and the default implementation
- * (also as the public hb_cpu_impl_default_name).
+ * (also as the public hb_cpu_impl_default_name), measured once per
+ * machine and kept in the cache folder (cache_file.h).
  * The blocks hashed are zeros: SHA-1 takes the same time on any data.
  * Must not: measure more than once per implementation and process.
  */
@@ -10,8 +11,13 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "cache_file.h"
 #include "clock.h"
+#include "machine_key.h"
 #include "sha1_openssl.h"
 
 enum {
@@ -82,7 +88,10 @@ int hb_mb_alone_by_openssl(hb_cpu_impl impl)
     return hb_mb_costs_of(impl).alone_by_openssl;
 }
 
-hb_cpu_impl hb_cpu_impl_default(void)
+/* The fastest by this process's measurement: the multi-buffer
+ * implementation with the lowest cost per lane and block, if that beats
+ * OpenSSL's cost per block; else SHA-NI. */
+static hb_cpu_impl measure_default(void)
 {
     static const hb_cpu_impl candidates[] = {HB_CPU_IMPL_AVX512, HB_CPU_IMPL_AVX2,
                                              HB_CPU_IMPL_PORTABLE};
@@ -99,6 +108,73 @@ hb_cpu_impl hb_cpu_impl_default(void)
         }
     }
     return best;
+}
+
+/* ---- the choice kept per machine -------------------------------------- */
+
+/* Where two implementations cost about the same (avx2 and SHA-NI on a
+ * Zen 3), each process's measurement may pick either: the engine's
+ * models would be the other one's (so calibrated again), `hashbatch
+ * devices` would say one default, then the other. So the first choice on
+ * a machine is kept, one line in cpu_impl.txt beside the model cache,
+ * "KEY<TAB>NAME" after a header, KEY naming the machine
+ * (machine_key.h); a missing, foreign or unreadable file, another
+ * machine's key, or a name this CPU does not run is measured again. */
+#define CHOICE_HEADER "hashbatch-cpu-impl 1\n"
+
+/* The file sits beside the model cache and follows its setting
+ * (HASHBATCH_MODEL_CACHE=PATH: in PATH's folder; =off: none). */
+static int choice_path(char *buf, size_t size)
+{
+    return hb_cache_file_beside(buf, size, "HASHBATCH_MODEL_CACHE", "models.txt", "cpu_impl.txt");
+}
+#define CHOICE_FILE_MAX 4096
+
+static int remembered_default(const char *key, hb_cpu_impl *out)
+{
+    char path[1024], *buf;
+    size_t len, hl = sizeof CHOICE_HEADER - 1, kl = strlen(key);
+    if (!choice_path(path, sizeof path) ||
+        !hb_cache_file_read(path, CHOICE_FILE_MAX, &buf, &len))
+        return 0;
+    int ok = len > hl + kl + 1 && memcmp(buf, CHOICE_HEADER, hl) == 0 &&
+             memcmp(buf + hl, key, kl) == 0 && buf[hl + kl] == '\t';
+    char *name = buf + hl + kl + 1, *nl = ok ? strchr(name, '\n') : NULL;
+    ok = nl != NULL && nl[1] == '\0';
+    if (ok)
+        *nl = '\0';
+    ok = ok && hb_cpu_impl_parse(name, out) == HB_OK && hb_cpu_impl_runnable(*out);
+    free(buf);
+    return ok;
+}
+
+static void remember_default(const char *key, hb_cpu_impl impl)
+{
+    char path[1024], text[1024];
+    int n = snprintf(text, sizeof text, "%s%s\t%s\n", CHOICE_HEADER, key,
+                     hb_cpu_impl_describe(impl)->name);
+    if (n > 0 && (size_t)n < sizeof text &&
+        choice_path(path, sizeof path))
+        (void)hb_cache_file_replace(path, text, (size_t)n);
+}
+
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+static hb_cpu_impl default_impl;
+
+static void choose_default(void)
+{
+    char key[512];
+    hb_machine_key(key, sizeof key);
+    if (remembered_default(key, &default_impl))
+        return;
+    default_impl = measure_default();
+    remember_default(key, default_impl);
+}
+
+hb_cpu_impl hb_cpu_impl_default(void)
+{
+    pthread_once(&default_once, choose_default);
+    return default_impl;
 }
 
 const char *hb_cpu_impl_default_name(void)

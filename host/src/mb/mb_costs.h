@@ -31,7 +31,8 @@ int hb_mb_alone_by_openssl(hb_cpu_impl impl);
 
 /* hb_cpu_impl_default: the multi-buffer implementation with the lowest
  * measured cost per lane and block, if that beats OpenSSL's cost per
- * block; else HB_CPU_IMPL_SHA_NI. */
+ * block; else HB_CPU_IMPL_SHA_NI. Measured by the first process on a
+ * machine and kept (the cache folder's cpu_impl.txt) for the others. */
 hb_cpu_impl hb_cpu_impl_default(void);
 
 #endif /* HB_MB_COSTS_H */

@@ -12,53 +12,23 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "clock.h"
+#include "machine_key.h"
 #include "sched/calibrate.h"
 #include "sched/cost_model.h"
 #include "sched/model_cache.h"
 
-/* The CPU's model name, from /proc/cpuinfo ("" where there is none). */
-static void cpu_model(char *out, size_t size)
-{
-    out[0] = '\0';
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[512];
-    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
-        char *colon = strchr(line, ':');
-        if (strncmp(line, "model name", 10) == 0 && colon != NULL) {
-            snprintf(out, size, "%s", colon + 2);
-            break;
-        }
-    }
-    if (f != NULL)
-        fclose(f);
-}
-
-/* Control characters (tabs and newlines included) become spaces. */
-static void sanitize(char *key)
-{
-    for (char *c = key; *c; c++)
-        if ((unsigned char)*c < 0x20 || *c == 0x7f)
-            *c = ' ';
-}
-
 static void make_key(hb_model_seed *s)
 {
-    char host[128] = "", cpu[256];
-    gethostname(host, sizeof host - 1);
-    cpu_model(cpu, sizeof cpu);
-    int used = snprintf(s->key, sizeof s->key, "hashbatch %d.%d.%d | host %s | cpu %s | ",
-                        HB_VERSION_MAJOR, HB_VERSION_MINOR, HB_VERSION_PATCH, host, cpu);
-    size_t at = used > 0 && (size_t)used < sizeof s->key ? (size_t)used : 0;
+    size_t at = hb_machine_key(s->key, sizeof s->key);
     if (s->device == NULL)
         snprintf(s->key + at, sizeof s->key - at, "%s %s", s->ops->kind, s->ops->describe(s->self));
     else
         snprintf(s->key + at, sizeof s->key - at, "%s %s | %s | driver %s | %s", s->ops->kind,
                  s->device->platform_name, s->device->name, s->device->driver_version,
                  s->ops->describe(s->self));
-    sanitize(s->key);
+    hb_key_sanitize(s->key);
 }
 
 hb_status hb_models_seed(hb_model_seed *seeds, size_t n, int force, uint64_t *calibration_ns,
@@ -89,15 +59,9 @@ hb_status hb_models_seed(hb_model_seed *seeds, size_t n, int force, uint64_t *ca
 /* The key of the open cost of spec's devices. */
 static void open_key(const char *spec, char key[HB_MODEL_KEY_BYTES])
 {
-    char host[128] = "", cpu[256];
-    gethostname(host, sizeof host - 1);
-    cpu_model(cpu, sizeof cpu);
-    int n = snprintf(key, HB_MODEL_KEY_BYTES,
-                     "hashbatch %d.%d.%d | host %s | cpu %s | open opencl devices %s",
-                     HB_VERSION_MAJOR, HB_VERSION_MINOR, HB_VERSION_PATCH, host, cpu, spec);
-    if (n < 0)
-        key[0] = '\0';
-    sanitize(key);
+    size_t at = hb_machine_key(key, HB_MODEL_KEY_BYTES);
+    snprintf(key + at, HB_MODEL_KEY_BYTES - at, "open opencl devices %s", spec);
+    hb_key_sanitize(key);
 }
 
 double hb_models_open_cost(const char *spec)
