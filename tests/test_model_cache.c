@@ -29,7 +29,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <float.h>
-#include <ftw.h>
 #include <limits.h>
 #include <locale.h>
 #include <math.h>
@@ -50,34 +49,14 @@
  * its own fresh folder inside. */
 static char root[64];
 
-static int unlock_one(const char *p, const struct stat *st, int type, struct FTW *f)
-{
-    (void)f;
-    if (type == FTW_D || type == FTW_DNR)
-        chmod(p, 0700);
-    (void)st;
-    return 0;
-}
-
-static int remove_one(const char *p, const struct stat *st, int type, struct FTW *f)
-{
-    (void)st;
-    (void)type;
-    (void)f;
-    remove(p);
-    return 0;
-}
-
 static void root_setup(void)
 {
-    snprintf(root, sizeof root, "/tmp/hb-model-cache-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(root));
+    tu_temp_dir(root, sizeof root, "hb-model-cache");
 }
 
 static void root_teardown(void)
 {
-    nftw(root, unlock_one, 16, FTW_PHYS);
-    nftw(root, remove_one, 16, FTW_PHYS | FTW_DEPTH);
+    tu_remove_tree(root);
 }
 
 /* fresh_dir: a new empty folder for one test, into dir (PATH_MAX) */

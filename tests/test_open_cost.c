@@ -14,7 +14,6 @@
  * nothing is known, so the device is opened. The margins are of orders
  * of magnitude (64 bytes against a terabyte), so load cannot turn them.
  */
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,20 +24,10 @@
 
 static char dir[64];
 
-static int remove_one(const char *p, const struct stat *st, int type, struct FTW *f)
-{
-    (void)st;
-    (void)type;
-    (void)f;
-    remove(p);
-    return 0;
-}
-
 /* Each test (forked) gets its own cache file. */
 static void fresh_cache(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/hb-open-cost-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    tu_temp_dir(dir, sizeof dir, "hb-open-cost");
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/models.txt", dir);
     setenv("HASHBATCH_MODEL_CACHE", path, 1);
@@ -46,7 +35,7 @@ static void fresh_cache(void)
 
 static void drop_cache(void)
 {
-    nftw(dir, remove_one, 8, FTW_PHYS | FTW_DEPTH);
+    tu_remove_tree(dir);
 }
 
 static hb_engine *open_expecting(hb_backend_kind kind, const char *device, uint64_t messages,

@@ -21,7 +21,6 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,24 +33,14 @@
 
 static char root[64];
 
-static int remove_one(const char *p, const struct stat *st, int type, struct FTW *f)
-{
-    (void)st;
-    (void)type;
-    (void)f;
-    remove(p);
-    return 0;
-}
-
 static void root_setup(void)
 {
-    snprintf(root, sizeof root, "/tmp/hb-program-cache-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(root));
+    tu_temp_dir(root, sizeof root, "hb-program-cache");
 }
 
 static void root_teardown(void)
 {
-    nftw(root, remove_one, 16, FTW_PHYS | FTW_DEPTH);
+    tu_remove_tree(root);
 }
 
 static void fresh_dir(char *dir)
@@ -83,12 +72,8 @@ static void write_bytes(const char *path, const void *b, size_t len)
 
 static char *read_bytes(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    char *b = malloc(1 << 22);
+    char *b = (char *)tu_read_file(path, len);
     ck_assert_ptr_nonnull(b);
-    *len = fread(b, 1, 1 << 22, f);
-    fclose(f);
     return b;
 }
 
@@ -291,12 +276,19 @@ static ino_t inode_of(const char *path)
     return st.st_ino;
 }
 
+/* A fresh cache folder into dir, an engine's first open in it, and the
+ * one file that open wrote into file. */
+static void first_build(char *dir, char *file, size_t file_size)
+{
+    fresh_dir(dir);
+    open_hash_close(dir);
+    only_file(dir, file, file_size);
+}
+
 START_TEST(test_engine_builds_then_loads)
 {
     char dir[PATH_MAX], file[PATH_MAX + 300];
-    fresh_dir(dir);
-    open_hash_close(dir);
-    only_file(dir, file, sizeof file);
+    first_build(dir, file, sizeof file);
     size_t len;
     char *b = read_bytes(file, &len);
     ck_assert(len > 100 && memcmp(b, "hashbatch-program 1 ", 20) == 0);
@@ -311,9 +303,7 @@ END_TEST
 START_TEST(test_engine_survives_damage)
 {
     char dir[PATH_MAX], file[PATH_MAX + 300];
-    fresh_dir(dir);
-    open_hash_close(dir);
-    only_file(dir, file, sizeof file);
+    first_build(dir, file, sizeof file);
     size_t len;
     char *good = read_bytes(file, &len);
     /* the binary's last byte changed: the digest check refuses it */

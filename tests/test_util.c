@@ -11,6 +11,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <ftw.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -356,6 +357,37 @@ int tu_file_exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+void tu_temp_dir(char *dir, size_t size, const char *prefix)
+{
+    int n = snprintf(dir, size, "/tmp/%s-XXXXXX", prefix);
+    ck_assert(n > 0 && (size_t)n < size);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static int unlock_one(const char *p, const struct stat *st, int type, struct FTW *f)
+{
+    (void)st;
+    (void)f;
+    if (type == FTW_D || type == FTW_DNR)
+        chmod(p, 0700);
+    return 0;
+}
+
+static int remove_one(const char *p, const struct stat *st, int type, struct FTW *f)
+{
+    (void)st;
+    (void)type;
+    (void)f;
+    remove(p);
+    return 0;
+}
+
+void tu_remove_tree(const char *dir)
+{
+    nftw(dir, unlock_one, 16, FTW_PHYS);
+    nftw(dir, remove_one, 16, FTW_PHYS | FTW_DEPTH);
 }
 
 uint8_t *tu_read_file(const char *path, size_t *len)

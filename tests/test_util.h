@@ -131,6 +131,14 @@ int tu_file_exists(const char *path);
 /* tu_read_file: malloc'd contents of path and its size; NULL on error. */
 uint8_t *tu_read_file(const char *path, size_t *len);
 
+/* tu_temp_dir: a new folder /tmp/PREFIX-XXXXXX (mkdtemp) into dir (size
+ * bytes); fails the test when it cannot be made. */
+void tu_temp_dir(char *dir, size_t size, const char *prefix);
+
+/* tu_remove_tree: dir and everything below it removed, folders a test
+ * made unreadable or unwritable included; what cannot go stays. */
+void tu_remove_tree(const char *dir);
+
 /* ---- deterministic randomness --------------------------------------- */
 
 typedef struct {
