@@ -20,10 +20,14 @@ import clitest  # noqa: E402
 import dedupcheck as dc  # noqa: E402
 
 
-def churn(paths, data, stop, sweeps, pause, idle):
+def churn(paths, data, staging, stop, sweeps, pause, idle):
     """Touches and re-creates files until stop is set; appends to sweeps
     after each round; while pause is set it rests (idle set), so that the
-    files can be read."""
+    files can be read. Each new file is written in staging, beside the
+    scanned tree on the same filesystem, and renamed into place: written
+    inside the tree, the half-made file would itself be scanned (and,
+    complete by then, rightly grouped), then be gone when the groups are
+    read."""
     t = 1_000_000_000_000_000_000
     while not stop.is_set():
         if pause.is_set():
@@ -35,7 +39,7 @@ def churn(paths, data, stop, sweeps, pause, idle):
             t += 1_000_000
             os.utime(p, ns=(t, t))
         for p in paths["recreate"]:
-            tmp = p + b".new"
+            tmp = os.path.join(staging, os.path.basename(p))
             with open(tmp, "wb") as f:
                 f.write(data)
             os.replace(tmp, p)
@@ -72,6 +76,8 @@ def main():
     chk = clitest.Checker("cli_dedup_race")
     with tempfile.TemporaryDirectory() as tmp:
         root = os.path.join(os.fsencode(tmp), b"tree")
+        staging = os.path.join(os.fsencode(tmp), b"staging")
+        os.mkdir(staging)
         data = b"restless twin\n" * 1000
         calm = b"calm twin\n" * 1000
         paths = {"touch": [], "recreate": []}
@@ -86,7 +92,7 @@ def main():
         stop, pause, idle = threading.Event(), threading.Event(), threading.Event()
         sweeps = []
         th = threading.Thread(target=churn,
-                              args=(paths, data + b"!", stop, sweeps, pause, idle))
+                              args=(paths, data + b"!", staging, stop, sweeps, pause, idle))
         th.start()
         try:
             while len(sweeps) < 3:  # the churn is under way before dedup starts
