@@ -59,13 +59,6 @@ static void root_teardown(void)
     tu_remove_tree(root);
 }
 
-/* fresh_dir: a new empty folder for one test, into dir (PATH_MAX) */
-static void fresh_dir(char *dir)
-{
-    snprintf(dir, PATH_MAX, "%s/t-XXXXXX", root);
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
 static void join(char *out, const char *dir, const char *name)
 {
     int n = snprintf(out, PATH_MAX, "%s/%s", dir, name);
@@ -166,7 +159,7 @@ static void entry_file(const char *path, const char *key, long dt, const char *n
 START_TEST(test_round_trip_two_keys)
 {
     char dir[PATH_MAX], path[PATH_MAX];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     join(path, dir, "models.txt");
     hb_cost_terms a[HB_COST_CLASSES], b[HB_COST_CLASSES], a2[HB_COST_CLASSES], got[HB_COST_CLASSES];
     sample_terms(a, 0);
@@ -208,7 +201,7 @@ END_TEST
 START_TEST(test_store_makes_folders)
 {
     char dir[PATH_MAX], path[PATH_MAX], sub[PATH_MAX];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     join(path, dir, "cache/hashbatch/models.txt");
     hb_cost_terms a[HB_COST_CLASSES], got[HB_COST_CLASSES];
     sample_terms(a, 3);
@@ -230,7 +223,7 @@ END_TEST
 START_TEST(test_load_missing_empty_foreign)
 {
     char dir[PATH_MAX], path[PATH_MAX], line[256];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     join(path, dir, "models.txt");
     assert_load_none(path, "k", "missing file");
     snprintf(line, sizeof line, "k\t%lld\t%s\n", (long long)time(NULL), GOOD_NUMBERS);
@@ -282,7 +275,7 @@ static size_t line_end(const char *text, size_t len, const char *key)
 START_TEST(test_load_every_prefix)
 {
     char dir[PATH_MAX], path[PATH_MAX], cut[PATH_MAX];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     join(path, dir, "models.txt");
     join(cut, dir, "cut.txt");
     hb_cost_terms a[HB_COST_CLASSES], b[HB_COST_CLASSES], got[HB_COST_CLASSES];
@@ -367,7 +360,7 @@ static void expand(char *out, size_t size, const char *tmpl, long long now)
 START_TEST(test_load_bad_entries)
 {
     char dir[PATH_MAX], path[PATH_MAX], line[256], text[1024];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     join(path, dir, "models.txt");
     long long now = (long long)time(NULL);
     /* the template itself, right, is found */
@@ -402,7 +395,7 @@ START_TEST(test_load_good_spellings)
 {
     /* what strtod reads exactly, beyond %.17g's own output */
     char dir[PATH_MAX], path[PATH_MAX];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     join(path, dir, "models.txt");
     entry_file(path, "k", 0, "0 -0 1e3 1.5E-3 0x1p4 .5 5. 00012 3");
     hb_cost_terms got[HB_COST_CLASSES];
@@ -417,7 +410,7 @@ END_TEST
 START_TEST(test_load_age)
 {
     char dir[PATH_MAX], path[PATH_MAX];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     join(path, dir, "models.txt");
     hb_cost_terms got[HB_COST_CLASSES];
     entry_file(path, "k", -HB_MODEL_CACHE_MAX_AGE_S - 60, GOOD_NUMBERS);
@@ -434,7 +427,7 @@ END_TEST
 START_TEST(test_load_newest_of_a_key)
 {
     char dir[PATH_MAX], path[PATH_MAX], text[512];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     join(path, dir, "models.txt");
     long long now = (long long)time(NULL);
     snprintf(text, sizeof text,
@@ -466,7 +459,7 @@ START_TEST(test_load_size_cap)
     /* a 3 MiB file: an entry near its start is found, one past the first
      * MiB is not (the rest is never read) */
     char dir[PATH_MAX], path[PATH_MAX];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     join(path, dir, "models.txt");
     size_t cap = 3u << 20;
     char *text = malloc(cap + 1);
@@ -489,7 +482,7 @@ START_TEST(test_store_entry_cap)
 {
     /* 64 entries, written 1000 s ago and later; a 65th key drops the oldest */
     char dir[PATH_MAX], path[PATH_MAX];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     join(path, dir, "models.txt");
     char *text = malloc(64 * 128 + 64);
     ck_assert_ptr_nonnull(text);
@@ -524,7 +517,7 @@ END_TEST
 START_TEST(test_load_not_a_file)
 {
     char dir[PATH_MAX], path[PATH_MAX];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     hb_cost_terms a[HB_COST_CLASSES];
     sample_terms(a, 8);
     /* a directory where the file should be: load finds nothing, store
@@ -556,7 +549,7 @@ END_TEST
 START_TEST(test_load_unreadable)
 {
     char dir[PATH_MAX], path[PATH_MAX];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     join(path, dir, "models.txt");
     hb_cost_terms a[HB_COST_CLASSES];
     sample_terms(a, 9);
@@ -581,7 +574,7 @@ END_TEST
 START_TEST(test_store_parent_is_file)
 {
     char dir[PATH_MAX], plain[PATH_MAX], path[PATH_MAX];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     join(plain, dir, "plain");
     write_text(plain, "x\n");
     hb_cost_terms a[HB_COST_CLASSES];
@@ -601,7 +594,7 @@ END_TEST
 START_TEST(test_store_read_only_folder)
 {
     char dir[PATH_MAX], ro[PATH_MAX], path[PATH_MAX];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     hb_cost_terms a[HB_COST_CLASSES], got[HB_COST_CLASSES];
     sample_terms(a, 11);
     if (geteuid() == 0) {
@@ -638,7 +631,7 @@ END_TEST
 START_TEST(test_store_refuses)
 {
     char dir[PATH_MAX], path[PATH_MAX];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     join(path, dir, "models.txt");
     hb_cost_terms a[HB_COST_CLASSES], got[HB_COST_CLASSES];
     sample_terms(a, 13);
@@ -682,7 +675,7 @@ START_TEST(test_store_c_locale)
         setlocale(LC_NUMERIC, "fr_FR.UTF-8") == NULL)
         return; /* no such locale here: the C locale is what is tested */
     char dir[PATH_MAX], path[PATH_MAX];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     join(path, dir, "models.txt");
     hb_cost_terms a[HB_COST_CLASSES], got[HB_COST_CLASSES];
     sample_terms(a, 14);
@@ -840,7 +833,7 @@ START_TEST(test_engine_calibrates_then_reads)
 {
     saved_env saved = env_save();
     char dir[PATH_MAX], path[PATH_MAX], xdg[PATH_MAX];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     engine_env(dir, path);
     first_open(path);
     hb_stats st;
@@ -884,7 +877,7 @@ START_TEST(test_engine_reports_cached_terms)
 {
     saved_env saved = env_save();
     char dir[PATH_MAX], path[PATH_MAX];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     engine_env(dir, path);
     first_open(path);
     hb_cost_terms in_file[8][HB_COST_CLASSES];
@@ -911,7 +904,7 @@ START_TEST(test_engine_calibrate_forced)
 {
     saved_env saved = env_save();
     char dir[PATH_MAX], path[PATH_MAX];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     engine_env(dir, path);
     first_open(path);
     hb_stats st;
@@ -964,7 +957,7 @@ START_TEST(test_engine_damaged_cache)
 {
     saved_env saved = env_save();
     char dir[PATH_MAX], path[PATH_MAX];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     engine_env(dir, path);
     damage(dir, path, _i);
     hb_stats st;
@@ -988,7 +981,7 @@ START_TEST(test_engine_cache_off)
 {
     saved_env saved = env_save();
     char dir[PATH_MAX], path[PATH_MAX];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     engine_env(dir, path);
     setenv("HASHBATCH_MODEL_CACHE", "off", 1);
     for (int round = 0; round < 2; round++) {

@@ -43,12 +43,6 @@ static void root_teardown(void)
     tu_remove_tree(root);
 }
 
-static void fresh_dir(char *dir)
-{
-    snprintf(dir, PATH_MAX, "%s/t-XXXXXX", root);
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
 static int entries_in(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -127,7 +121,7 @@ END_TEST
 START_TEST(test_round_trip_and_folders)
 {
     char dir[PATH_MAX], path[PATH_MAX + 64];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     snprintf(path, sizeof path, "%s/a/b/%s.bin", dir, KEY);
     unsigned char *bin = sample_binary(100000);
     ck_assert_int_eq(hb_program_cache_store(path, KEY, bin, 100000), 1);
@@ -145,7 +139,7 @@ END_TEST
 START_TEST(test_load_damaged)
 {
     char dir[PATH_MAX], path[PATH_MAX + 64], bad[PATH_MAX + 64];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     snprintf(path, sizeof path, "%s/%s.bin", dir, KEY);
     snprintf(bad, sizeof bad, "%s/bad.bin", dir);
     size_t n = 3000;
@@ -183,7 +177,7 @@ END_TEST
 START_TEST(test_not_a_file)
 {
     char dir[PATH_MAX], path[PATH_MAX + 64];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     ck_assert(!loads(dir, KEY, NULL, 0));
     snprintf(path, sizeof path, "%s/fifo", dir);
     ck_assert_int_eq(mkfifo(path, 0600), 0);
@@ -194,7 +188,7 @@ END_TEST
 START_TEST(test_store_fails_cleanly)
 {
     char dir[PATH_MAX], path[PATH_MAX + 64], file[PATH_MAX + 64];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     snprintf(file, sizeof file, "%s/plain", dir);
     write_bytes(file, "x", 1);
     snprintf(path, sizeof path, "%s/plain/sub/%s.bin", dir, KEY);
@@ -280,7 +274,7 @@ static ino_t inode_of(const char *path)
  * one file that open wrote into file. */
 static void first_build(char *dir, char *file, size_t file_size)
 {
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     open_hash_close(dir);
     only_file(dir, file, file_size);
 }
@@ -333,7 +327,7 @@ END_TEST
 START_TEST(test_engine_unwritable_and_off)
 {
     char dir[PATH_MAX], below[PATH_MAX + 64];
-    fresh_dir(dir);
+    tu_fresh_subdir(dir, root);
     snprintf(below, sizeof below, "%s/plain", dir);
     write_bytes(below, "x", 1);
     snprintf(below, sizeof below, "%s/plain/sub", dir); /* cannot be made */

@@ -366,6 +366,13 @@ void tu_temp_dir(char *dir, size_t size, const char *prefix)
     ck_assert_ptr_nonnull(mkdtemp(dir));
 }
 
+void tu_fresh_subdir(char *dir, const char *root)
+{
+    int n = snprintf(dir, PATH_MAX, "%s/t-XXXXXX", root);
+    ck_assert(n > 0 && n < PATH_MAX);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
 static int unlock_one(const char *p, const struct stat *st, int type, struct FTW *f)
 {
     (void)st;

@@ -135,6 +135,10 @@ uint8_t *tu_read_file(const char *path, size_t *len);
  * bytes); fails the test when it cannot be made. */
 void tu_temp_dir(char *dir, size_t size, const char *prefix);
 
+/* tu_fresh_subdir: a new empty folder ROOT/t-XXXXXX into dir (PATH_MAX
+ * bytes), one per test inside a suite's temporary folder. */
+void tu_fresh_subdir(char *dir, const char *root);
+
 /* tu_remove_tree: dir and everything below it removed, folders a test
  * made unreadable or unwritable included; what cannot go stays. */
 void tu_remove_tree(const char *dir);
