@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hb_testing.h"
 #include "sched/model_cache.h"
 #include "test_util.h"
 
@@ -917,6 +918,52 @@ START_TEST(test_engine_calibrate_forced)
 }
 END_TEST
 
+/* run_delayed: an engine read from the cache at path hashes batches; with
+ * delay, every pool batch is held up 2 ms by an injected fault, so that
+ * its model learns a pool far slower than this machine's. */
+static void run_delayed(int delay)
+{
+    hb_stats st;
+    hb_engine *e = open_cpu(0, &st);
+    ck_assert_int_eq(st.models_from_cache, 1);
+    if (delay) {
+        hb_fault_plan plan = {.kind = HB_FAULT_DELAY_CPU, .delay_ns = 2000000};
+        ck_assert_int_eq(hb_testing_set_fault(e, &plan), HB_OK);
+    }
+    for (uint64_t seed = 10; seed < 22; seed++)
+        hash_some(e, seed);
+    hb_engine_close(e);
+}
+
+/* A run whose costs a testing hook distorted (here: delays) stores
+ * nothing; the same run undelayed does store what it learnt (so the first
+ * half can fail). */
+START_TEST(test_engine_distorted_run_stores_nothing)
+{
+    saved_env saved = env_save();
+    char dir[PATH_MAX], path[PATH_MAX];
+    tu_fresh_subdir(dir, root);
+    engine_env(dir, path);
+    first_open(path);
+    size_t before_len, after_len;
+    uint8_t *before = tu_read_file(path, &before_len);
+    run_delayed(1);
+    uint8_t *after = tu_read_file(path, &after_len);
+    ck_assert_ptr_nonnull(after);
+    ck_assert_msg(after_len == before_len && memcmp(before, after, before_len) == 0,
+                  "a run with injected delays changed the model cache");
+    free(after);
+    run_delayed(0);
+    after = tu_read_file(path, &after_len);
+    ck_assert_ptr_nonnull(after);
+    ck_assert_msg(after_len != before_len || memcmp(before, after, before_len) != 0,
+                  "an undelayed run stored nothing either: the check above proves nothing");
+    free(after);
+    free(before);
+    env_restore(&saved);
+}
+END_TEST
+
 /* The damaged caches: garbage, cut in half, a directory, a path whose
  * parent is a regular file. */
 enum { DAMAGE_GARBAGE, DAMAGE_TRUNCATED, DAMAGE_DIRECTORY, DAMAGE_UNREACHABLE, DAMAGE_N };
@@ -1028,6 +1075,7 @@ static Suite *model_cache_suite(void)
     tcase_add_test(te, test_engine_calibrates_then_reads);
     tcase_add_test(te, test_engine_reports_cached_terms);
     tcase_add_test(te, test_engine_calibrate_forced);
+    tcase_add_test(te, test_engine_distorted_run_stores_nothing);
     tcase_add_loop_test(te, test_engine_damaged_cache, 0, DAMAGE_N);
     tcase_add_test(te, test_engine_cache_off);
     suite_add_tcase(s, te);

@@ -327,13 +327,13 @@ static void join_workers(hb_engine *e, size_t first, size_t end)
         }
 }
 
-/* Everything close does but free the engine's memory: the gate is shut
- * (later calls answer HB_ERR_CLOSED), queued jobs are withdrawn, the calls
- * inside leave (their jobs end), then the workers stop. */
 /* What the run taught the models goes to the cache for the next run
- * (backends that learnt nothing keep their cached or measured terms). */
+ * (backends that learnt nothing keep their cached or measured terms);
+ * nothing does after a testing hook distorted the costs. */
 static void store_models(hb_engine *e)
 {
+    if (e->costs_distorted)
+        return;
     for (unsigned k = 0; k < e->counters.n; k++) {
         hb_cost_terms terms[HB_COST_CLASSES];
         uint64_t predicted, measured;
@@ -345,6 +345,9 @@ static void store_models(hb_engine *e)
     }
 }
 
+/* Everything close does but free the engine's memory: the gate is shut
+ * (later calls answer HB_ERR_CLOSED), queued jobs are withdrawn, the calls
+ * inside leave (their jobs end), then the workers stop. */
 static void shut_down(hb_engine *e)
 {
     if (e->shut_down)
@@ -645,6 +648,7 @@ hb_status hb_testing_set_fault(hb_engine *e, const hb_fault_plan *plan)
     if (!hb_gate_enter(&e->gate))
         return refused("hb_testing_set_fault");
     hb_fault_configure(&e->faults, plan);
+    e->costs_distorted = 1;
     hb_gate_leave(&e->gate);
     return HB_OK;
 #else
@@ -662,6 +666,7 @@ hb_status hb_testing_force_costs(hb_engine *e, unsigned backend, const hb_cost_t
     if (!hb_gate_enter(&e->gate))
         return refused("hb_testing_force_costs");
     int ok = hb_sched_force(&e->sched, backend, terms);
+    e->costs_distorted = 1;
     hb_gate_leave(&e->gate);
     if (!ok)
         return hb_error_set(&e->error, HB_ERR_INVALID_ARGUMENT,

@@ -54,6 +54,8 @@ struct hb_engine {
     size_t nworkers;
     size_t ndevices; /* workers[0, ndevices) are devices */
     hb_fault_state faults;
+    int costs_distorted; /* a testing hook injected faults or forced costs:
+                          * what the run learnt is not this machine's */
     hb_error_slot error;
     char model_keys[HB_STATS_MAX_DEVICES][512]; /* each backend's model cache key */
     uint64_t calibration_ns;
