@@ -277,18 +277,14 @@ VALUE hb_ext_sha1_oneshot_hexdigest(int argc, VALUE *argv)
 
 static VALUE sha1_s_digest(int argc, VALUE *argv, VALUE klass)
 {
-    unsigned char md[SHA_DIGEST_LENGTH];
-    oneshot(argc, argv, md);
-    return rb_str_new((const char *)md, SHA_DIGEST_LENGTH);
+    (void)klass;
+    return hb_ext_sha1_oneshot_digest(argc, argv);
 }
 
 static VALUE sha1_s_hexdigest(int argc, VALUE *argv, VALUE klass)
 {
-    unsigned char md[SHA_DIGEST_LENGTH];
-    char hex[40];
-    oneshot(argc, argv, md);
-    hb_hex40(md, hex);
-    return rb_usascii_str_new(hex, 40);
+    (void)klass;
+    return hb_ext_sha1_oneshot_hexdigest(argc, argv);
 }
 
 /* ---- tuning knobs (for benchmarks) -------------------------------- */
