@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "hb_testing.h"
+#include "machine_key.h"
 #include "sched/model_cache.h"
 #include "test_util.h"
 
@@ -918,6 +919,52 @@ START_TEST(test_engine_calibrate_forced)
 }
 END_TEST
 
+/* cpuinfo_field: the first value of /proc/cpuinfo's field name into out
+ * (read here independently of machine_key.c); 0 if it has none. */
+static int cpuinfo_field(const char *name, char *out, size_t size)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    int found = 0;
+    size_t n = strlen(name);
+    while (!found && f != NULL && fgets(line, sizeof line, f) != NULL) {
+        char *colon = strchr(line, ':');
+        if (colon == NULL || strncmp(line, name, n) != 0 ||
+            strspn(line + n, " \t") != (size_t)(colon - line) - n)
+            continue;
+        colon[strcspn(colon, "\n")] = '\0';
+        snprintf(out, size, "%s", colon + 2);
+        found = 1;
+    }
+    if (f != NULL)
+        fclose(f);
+    return found;
+}
+
+/* The machine key names the CPU's generation, not only its brand string
+ * (a VM's "AMD EPYC" is Zen 3, 4 or 5), and fits on one line. */
+START_TEST(test_machine_key_names_generation)
+{
+    char key[1024], family[128], model[128], want[300];
+    size_t len = hb_machine_key(key, sizeof key);
+    ck_assert_uint_eq(len, strlen(key));
+    ck_assert_msg(strncmp(key, "hashbatch ", 10) == 0 && len > 3 &&
+                      strcmp(key + len - 3, " | ") == 0,
+                  "key '%s'", key);
+    for (size_t i = 0; i < len; i++)
+        ck_assert_msg((unsigned char)key[i] >= 0x20 && key[i] != 0x7f, "control character in '%s'",
+                      key);
+    if (!cpuinfo_field("cpu family", family, sizeof family) ||
+        !cpuinfo_field("model", model, sizeof model)) {
+        fprintf(stderr,
+                "note: /proc/cpuinfo has no cpu family and model here; checked the form only\n");
+        return;
+    }
+    snprintf(want, sizeof want, "family %s model %s ", family, model);
+    ck_assert_msg(strstr(key, want) != NULL, "key '%s' lacks '%s'", key, want);
+}
+END_TEST
+
 /* run_delayed: an engine read from the cache at path hashes batches; with
  * delay, every pool batch is held up 2 ms by an injected fault, so that
  * its model learns a pool far slower than this machine's. */
@@ -1067,6 +1114,7 @@ static Suite *model_cache_suite(void)
     tcase_add_test(tc, test_store_refuses);
     tcase_add_test(tc, test_store_c_locale);
     tcase_add_test(tc, test_path_environment);
+    tcase_add_test(tc, test_machine_key_names_generation);
     suite_add_tcase(s, tc);
 
     TCase *te = tcase_create("engine");

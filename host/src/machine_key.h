@@ -3,7 +3,8 @@
  * caches: what a measurement kept between runs depends on.
  *
  * Owns: the key prefix "hashbatch V | host H | cpu MODEL | " (the
- * library's version, the host name, /proc/cpuinfo's model name), with
+ * library's version, the host name, /proc/cpuinfo's model name, vendor,
+ * family, model and stepping of the first CPU), with
  * control characters made spaces so it fits on one line of a file.
  * Must not: print or fail: a part it cannot read is left empty.
  */
