@@ -11,8 +11,12 @@
  * hashes right (OpenSSL's digests); expected work far beyond the open's
  * cost, no expectation, backend opencl, and a device named by spec all
  * open the device; a bad spec still fails as one; without a model cache
- * nothing is known, so the device is opened. The margins are of orders
- * of magnitude (64 bytes against a terabyte), so load cannot turn them.
+ * nothing is known, so the device is opened. Devices on the pool's cores
+ * (pocl) are also weighed by their cheapest cached terms: a close records
+ * them, and where they (opening included) would finish the expected work
+ * after the pool alone, they are not opened; cheaper ones are. The
+ * margins are of orders of magnitude (64 bytes against a terabyte, terms
+ * of a picosecond against a microsecond a byte), so load cannot turn them.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -20,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sched/models.h"
 #include "test_util.h"
 
 static char dir[64];
@@ -80,16 +85,52 @@ START_TEST(test_small_work_skips_measured_devices)
 }
 END_TEST
 
+/* Records, as a close would, devices on the pool's cores whose every
+ * class costs ns_per_byte a byte (and 1 ns a launch). */
+static void shared_devices_cost(double ns_per_byte)
+{
+    hb_cost_terms t[HB_COST_CLASSES];
+    for (unsigned c = 0; c < HB_COST_CLASSES; c++)
+        t[c] = (hb_cost_terms){1, 0, ns_per_byte};
+    hb_models_store_shared_devices("all", t);
+}
+
 START_TEST(test_big_or_unknown_work_opens)
 {
     hb_engine *e = open_expecting(HB_BACKEND_AUTO, NULL, 1, 64); /* records the cost */
     hb_engine_close(e);
+    shared_devices_cost(1e-6); /* devices far cheaper than the pool */
     e = open_expecting(HB_BACKEND_AUTO, NULL, 1u << 20, TERABYTE);
     ck_assert_int_eq(hb_engine_backend(e), HB_BACKEND_OPENCL);
     hashes_right(e);
     hb_engine_close(e);
     e = open_expecting(HB_BACKEND_AUTO, NULL, 0, 0);
     ck_assert_int_eq(hb_engine_backend(e), HB_BACKEND_OPENCL);
+    hb_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_slower_devices_on_pool_cores_skipped)
+{
+    hb_engine *e = open_expecting(HB_BACKEND_AUTO, NULL, 1, 64);
+    ck_assert_int_eq(hb_engine_backend(e), HB_BACKEND_OPENCL); /* nothing known yet */
+    hashes_right(e);
+    hb_engine_close(e);
+    ck_assert_msg(hb_models_shared_devices_time("all", 1, 64) > 0,
+                  "the close recorded no terms for pocl, a device on the pool's cores");
+    shared_devices_cost(1e3); /* a microsecond a byte: far slower than the pool */
+    e = open_expecting(HB_BACKEND_AUTO, NULL, 1u << 20, TERABYTE);
+    ck_assert_msg(hb_engine_backend(e) == HB_BACKEND_CPU, "opened: %s", hb_engine_describe(e));
+    ck_assert_ptr_nonnull(strstr(hb_engine_describe(e), "share the pool's cores"));
+    hashes_right(e);
+    hb_stats st;
+    ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
+    ck_assert_uint_eq(st.device_bytes, 0);
+    hb_engine_close(e);
+    shared_devices_cost(1e-6);
+    e = open_expecting(HB_BACKEND_AUTO, NULL, 1u << 20, TERABYTE);
+    ck_assert_msg(hb_engine_backend(e) == HB_BACKEND_OPENCL, "not opened: %s",
+                  hb_engine_describe(e));
     hb_engine_close(e);
 }
 END_TEST
@@ -135,6 +176,7 @@ static Suite *open_cost_suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_small_work_skips_measured_devices);
     tcase_add_test(tc, test_big_or_unknown_work_opens);
+    tcase_add_test(tc, test_slower_devices_on_pool_cores_skipped);
     tcase_add_test(tc, test_pinned_or_named_opens);
     tcase_add_test(tc, test_no_cache_opens);
     suite_add_tcase(s, tc);

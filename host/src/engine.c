@@ -63,13 +63,26 @@ static int worth_opening(const hb_engine *e, const char *spec, char *why, size_t
     hb_cpu_impl impl = s->cpu_impl;
     double pool_ns = hb_models_pool_time(&hb_backend_cpu, &impl, s->cpu_threads,
                                          s->expected_messages, s->expected_bytes);
-    if (!(open_ns > 0) || !(pool_ns > 0) || open_ns < pool_ns)
+    if (!(open_ns > 0) || !(pool_ns > 0))
+        return 1;
+    unsigned long long n = s->expected_messages, bytes = s->expected_bytes;
+    if (open_ns >= pool_ns) {
+        snprintf(why, why_size,
+                 "(auto: OpenCL not opened: that took %.1f ms, and the pool needs %.3f ms for the "
+                 "expected %llu messages, %llu bytes)",
+                 open_ns / 1e6, pool_ns / 1e6, n, bytes);
+        return 0;
+    }
+    /* Devices on the pool's cores take turns with it: they pay only where
+     * they finish the work, opening included, before the pool alone. */
+    double shared_ns = hb_models_shared_devices_time(spec, n, bytes);
+    if (!(shared_ns > 0) || open_ns + shared_ns < pool_ns)
         return 1;
     snprintf(why, why_size,
-             "(auto: OpenCL not opened: that took %.1f ms, and the pool needs %.3f ms for the "
-             "expected %llu messages, %llu bytes)",
-             open_ns / 1e6, pool_ns / 1e6, (unsigned long long)s->expected_messages,
-             (unsigned long long)s->expected_bytes);
+             "(auto: OpenCL not opened: its devices share the pool's cores and need at least "
+             "%.3f ms, and %.1f ms to open, where the pool needs %.3f ms for the expected %llu "
+             "messages, %llu bytes)",
+             shared_ns / 1e6, open_ns / 1e6, pool_ns / 1e6, n, bytes);
     return 0;
 }
 
@@ -327,6 +340,41 @@ static void join_workers(hb_engine *e, size_t first, size_t end)
         }
 }
 
+static double least_of(double a, double b)
+{
+    return a < b ? a : b;
+}
+
+/* For the next open's worth_opening: with every device on the pool's
+ * cores, the least of their terms, field by field; zeros when one has
+ * hardware of its own. Only the default route's devices ("all"). */
+static void store_shared_devices(hb_engine *e)
+{
+    if (e->ndevices == 0 || !uses_everything(&e->settings))
+        return;
+    hb_cost_terms least[HB_COST_CLASSES];
+    for (size_t i = 0; i < e->ndevices; i++) {
+        hb_cost_terms t[HB_COST_CLASSES];
+        uint64_t predicted, measured;
+        int takes;
+        if (!e->workers[i].ops->shares_host_cores(e->workers[i].self)) {
+            memset(least, 0, sizeof least);
+            break;
+        }
+        hb_sched_read(&e->sched, e->workers[i].stats_index, t, &predicted, &measured, &takes);
+        for (unsigned c = 0; c < HB_COST_CLASSES; c++) {
+            if (i == 0) {
+                least[c] = t[c];
+                continue;
+            }
+            least[c].fixed_ns = least_of(least[c].fixed_ns, t[c].fixed_ns);
+            least[c].ns_per_message = least_of(least[c].ns_per_message, t[c].ns_per_message);
+            least[c].ns_per_byte = least_of(least[c].ns_per_byte, t[c].ns_per_byte);
+        }
+    }
+    hb_models_store_shared_devices("all", least);
+}
+
 /* What the run taught the models goes to the cache for the next run
  * (backends that learnt nothing keep their cached or measured terms);
  * nothing does after a testing hook distorted the costs. */
@@ -334,6 +382,7 @@ static void store_models(hb_engine *e)
 {
     if (e->costs_distorted)
         return;
+    store_shared_devices(e);
     for (unsigned k = 0; k < e->counters.n; k++) {
         hb_cost_terms terms[HB_COST_CLASSES];
         uint64_t predicted, measured;

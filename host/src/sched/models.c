@@ -64,6 +64,34 @@ static void open_key(const char *spec, char key[HB_MODEL_KEY_BYTES])
     hb_key_sanitize(key);
 }
 
+/* The key of the cheapest terms of spec's devices on the pool's cores. */
+static void shared_key(const char *spec, char key[HB_MODEL_KEY_BYTES])
+{
+    size_t at = hb_machine_key(key, HB_MODEL_KEY_BYTES);
+    snprintf(key + at, HB_MODEL_KEY_BYTES - at, "open opencl devices %s | on the pool's cores",
+             spec);
+    hb_key_sanitize(key);
+}
+
+void hb_models_store_shared_devices(const char *spec, const hb_cost_terms terms[HB_COST_CLASSES])
+{
+    char path[1024], key[HB_MODEL_KEY_BYTES];
+    shared_key(spec, key);
+    if (hb_model_cache_path(path, sizeof path))
+        hb_model_cache_store(path, key, terms);
+}
+
+double hb_models_shared_devices_time(const char *spec, uint64_t n, uint64_t bytes)
+{
+    char path[1024], key[HB_MODEL_KEY_BYTES];
+    hb_cost_terms t[HB_COST_CLASSES];
+    shared_key(spec, key);
+    if (!hb_model_cache_path(path, sizeof path) || !hb_model_cache_load(path, key, t))
+        return 0;
+    const hb_cost_terms *c = &t[hb_cost_class_of(n, bytes)];
+    return c->fixed_ns + (double)n * c->ns_per_message + (double)bytes * c->ns_per_byte;
+}
+
 double hb_models_open_cost(const char *spec)
 {
     char path[1024], key[HB_MODEL_KEY_BYTES];

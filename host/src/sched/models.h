@@ -51,6 +51,18 @@ double hb_models_open_cost(const char *spec);
 /* hb_models_store_open_cost: finding and opening spec's devices took ns. */
 void hb_models_store_open_cost(const char *spec, double ns);
 
+/* hb_models_store_shared_devices: the cheapest terms of spec's devices
+ * when all of them run on the pool's cores (pocl's CPU device), each
+ * field the least any device has; all zero when one of them has hardware
+ * of its own (a GPU), for which nothing is weighed. */
+void hb_models_store_shared_devices(const char *spec, const hb_cost_terms terms[HB_COST_CLASSES]);
+
+/* hb_models_shared_devices_time: what spec's devices, all on the pool's
+ * cores, would take at the least for n messages holding bytes, by those
+ * cached terms (one launch's fixed cost, then every message and byte);
+ * 0 when not known or when a device has hardware of its own. */
+double hb_models_shared_devices_time(const char *spec, uint64_t n, uint64_t bytes);
+
 /* hb_models_pool_time: what the CPU pool (implementation impl, threads
  * side by side) would take for n messages holding bytes, by its model in
  * the cache (its fixed cost, then the work spread over the threads); 0
