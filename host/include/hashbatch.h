@@ -164,8 +164,11 @@ typedef struct {
      * knows (0 and 0: not known, the default). With backend auto, an
      * OpenCL device is then opened only if it can pay for itself: unless
      * opening it took longer, when last measured (kept in the model
-     * cache), than the CPU pool's model predicts for all of this work. A
-     * device never measured is opened, and the time that took kept. */
+     * cache), than the CPU pool's model predicts for all of this work; and,
+     * for devices on the pool's own cores (pocl's CPU device), unless their
+     * cheapest cached model, opening included, finishes the work after the
+     * pool alone. A device never measured is opened, and the time that
+     * took kept. */
     uint64_t expected_messages;
     uint64_t expected_bytes;
 } hb_config;
