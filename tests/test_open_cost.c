@@ -68,20 +68,27 @@ static void hashes_right(hb_engine *e)
 
 static const uint64_t TERABYTE = 1ull << 40;
 
+/* pool_alone: e opened no device, says why (the words because), hashes
+ * right on the pool with no byte on a device; closes e. */
+static void pool_alone(hb_engine *e, const char *because)
+{
+    ck_assert_msg(hb_engine_backend(e) == HB_BACKEND_CPU, "opened: %s", hb_engine_describe(e));
+    ck_assert_msg(strstr(hb_engine_describe(e), because) != NULL, "'%s' does not say '%s'",
+                  hb_engine_describe(e), because);
+    hashes_right(e);
+    hb_stats st;
+    ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
+    ck_assert_uint_eq(st.device_bytes, 0);
+    hb_engine_close(e);
+}
+
 START_TEST(test_small_work_skips_measured_devices)
 {
     hb_engine *e = open_expecting(HB_BACKEND_AUTO, NULL, 1, 64);
     ck_assert_int_eq(hb_engine_backend(e), HB_BACKEND_OPENCL); /* cost not known yet */
     hashes_right(e);
     hb_engine_close(e);
-    e = open_expecting(HB_BACKEND_AUTO, NULL, 1, 64);
-    ck_assert_msg(hb_engine_backend(e) == HB_BACKEND_CPU, "opened: %s", hb_engine_describe(e));
-    ck_assert_ptr_nonnull(strstr(hb_engine_describe(e), "OpenCL not opened"));
-    hashes_right(e);
-    hb_stats st;
-    ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
-    ck_assert_uint_eq(st.device_bytes, 0);
-    hb_engine_close(e);
+    pool_alone(open_expecting(HB_BACKEND_AUTO, NULL, 1, 64), "OpenCL not opened");
 }
 END_TEST
 
@@ -119,14 +126,7 @@ START_TEST(test_slower_devices_on_pool_cores_skipped)
     ck_assert_msg(hb_models_shared_devices_time("all", 1, 64) > 0,
                   "the close recorded no terms for pocl, a device on the pool's cores");
     shared_devices_cost(1e3); /* a microsecond a byte: far slower than the pool */
-    e = open_expecting(HB_BACKEND_AUTO, NULL, 1u << 20, TERABYTE);
-    ck_assert_msg(hb_engine_backend(e) == HB_BACKEND_CPU, "opened: %s", hb_engine_describe(e));
-    ck_assert_ptr_nonnull(strstr(hb_engine_describe(e), "share the pool's cores"));
-    hashes_right(e);
-    hb_stats st;
-    ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
-    ck_assert_uint_eq(st.device_bytes, 0);
-    hb_engine_close(e);
+    pool_alone(open_expecting(HB_BACKEND_AUTO, NULL, 1u << 20, TERABYTE), "share the pool's cores");
     shared_devices_cost(1e-6);
     e = open_expecting(HB_BACKEND_AUTO, NULL, 1u << 20, TERABYTE);
     ck_assert_msg(hb_engine_backend(e) == HB_BACKEND_OPENCL, "not opened: %s",
