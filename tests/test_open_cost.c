@@ -16,7 +16,7 @@
  * them, and where they (opening included) would finish the expected work
  * after the pool alone, they are not opened; cheaper ones are. The
  * margins are of orders of magnitude (64 bytes against a terabyte, terms
- * of a picosecond against a microsecond a byte), so load cannot turn them.
+ * of a femtosecond against a microsecond a byte), so load cannot turn them.
  */
 #include <limits.h>
 #include <stdio.h>
