@@ -15,6 +15,7 @@
  * close destroys nothing until the calls already inside have left.
  * Must not: touch OpenCL beyond opening and closing devices, or print.
  */
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,6 +354,8 @@ static void store_shared_devices(hb_engine *e)
     if (e->ndevices == 0 || !uses_everything(&e->settings))
         return;
     hb_cost_terms least[HB_COST_CLASSES];
+    for (unsigned c = 0; c < HB_COST_CLASSES; c++)
+        least[c] = (hb_cost_terms){DBL_MAX, DBL_MAX, DBL_MAX};
     for (size_t i = 0; i < e->ndevices; i++) {
         hb_cost_terms t[HB_COST_CLASSES];
         uint64_t predicted, measured;
@@ -363,10 +366,6 @@ static void store_shared_devices(hb_engine *e)
         }
         hb_sched_read(&e->sched, e->workers[i].stats_index, t, &predicted, &measured, &takes);
         for (unsigned c = 0; c < HB_COST_CLASSES; c++) {
-            if (i == 0) {
-                least[c] = t[c];
-                continue;
-            }
             least[c].fixed_ns = least_of(least[c].fixed_ns, t[c].fixed_ns);
             least[c].ns_per_message = least_of(least[c].ns_per_message, t[c].ns_per_message);
             least[c].ns_per_byte = least_of(least[c].ns_per_byte, t[c].ns_per_byte);

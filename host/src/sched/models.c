@@ -56,37 +56,37 @@ hb_status hb_models_seed(hb_model_seed *seeds, size_t n, int force, uint64_t *ca
     return st;
 }
 
-/* The key of the open cost of spec's devices. */
-static void open_key(const char *spec, char key[HB_MODEL_KEY_BYTES])
+static const char ON_POOL_CORES[] = " | on the pool's cores";
+
+/* The key of what is kept of spec's devices: with what "", their open
+ * cost; with ON_POOL_CORES, their cheapest terms. */
+static void spec_key(const char *spec, const char *what, char key[HB_MODEL_KEY_BYTES])
 {
     size_t at = hb_machine_key(key, HB_MODEL_KEY_BYTES);
-    snprintf(key + at, HB_MODEL_KEY_BYTES - at, "open opencl devices %s", spec);
+    snprintf(key + at, HB_MODEL_KEY_BYTES - at, "open opencl devices %s%s", spec, what);
     hb_key_sanitize(key);
 }
 
-/* The key of the cheapest terms of spec's devices on the pool's cores. */
-static void shared_key(const char *spec, char key[HB_MODEL_KEY_BYTES])
+/* key's terms from the cache into t: 1, or 0 when there are none. */
+static int cached_terms(const char *key, hb_cost_terms t[HB_COST_CLASSES])
 {
-    size_t at = hb_machine_key(key, HB_MODEL_KEY_BYTES);
-    snprintf(key + at, HB_MODEL_KEY_BYTES - at, "open opencl devices %s | on the pool's cores",
-             spec);
-    hb_key_sanitize(key);
+    char path[1024];
+    return hb_model_cache_path(path, sizeof path) && hb_model_cache_load(path, key, t);
 }
 
 void hb_models_store_shared_devices(const char *spec, const hb_cost_terms terms[HB_COST_CLASSES])
 {
-    char path[1024], key[HB_MODEL_KEY_BYTES];
-    shared_key(spec, key);
-    if (hb_model_cache_path(path, sizeof path))
-        hb_model_cache_store(path, key, terms);
+    char key[HB_MODEL_KEY_BYTES];
+    spec_key(spec, ON_POOL_CORES, key);
+    hb_models_store(key, terms);
 }
 
 double hb_models_shared_devices_time(const char *spec, uint64_t n, uint64_t bytes)
 {
-    char path[1024], key[HB_MODEL_KEY_BYTES];
+    char key[HB_MODEL_KEY_BYTES];
     hb_cost_terms t[HB_COST_CLASSES];
-    shared_key(spec, key);
-    if (!hb_model_cache_path(path, sizeof path) || !hb_model_cache_load(path, key, t))
+    spec_key(spec, ON_POOL_CORES, key);
+    if (!cached_terms(key, t))
         return 0;
     const hb_cost_terms *c = &t[hb_cost_class_of(n, bytes)];
     return c->fixed_ns + (double)n * c->ns_per_message + (double)bytes * c->ns_per_byte;
@@ -94,32 +94,29 @@ double hb_models_shared_devices_time(const char *spec, uint64_t n, uint64_t byte
 
 double hb_models_open_cost(const char *spec)
 {
-    char path[1024], key[HB_MODEL_KEY_BYTES];
+    char key[HB_MODEL_KEY_BYTES];
     hb_cost_terms t[HB_COST_CLASSES];
-    open_key(spec, key);
-    if (!hb_model_cache_path(path, sizeof path) || !hb_model_cache_load(path, key, t))
-        return 0;
-    return t[0].fixed_ns;
+    spec_key(spec, "", key);
+    return cached_terms(key, t) ? t[0].fixed_ns : 0;
 }
 
 void hb_models_store_open_cost(const char *spec, double ns)
 {
-    char path[1024], key[HB_MODEL_KEY_BYTES];
+    char key[HB_MODEL_KEY_BYTES];
     hb_cost_terms t[HB_COST_CLASSES] = {{0}};
     for (unsigned c = 0; c < HB_COST_CLASSES; c++)
         t[c].fixed_ns = ns; /* the open's time, as a fixed cost of every class */
-    open_key(spec, key);
-    if (ns > 0 && hb_model_cache_path(path, sizeof path))
-        hb_model_cache_store(path, key, t);
+    spec_key(spec, "", key);
+    if (ns > 0)
+        hb_models_store(key, t);
 }
 
 double hb_models_pool_time(const hb_backend_ops *pool_ops, void *pool_self, unsigned threads,
                            uint64_t n, uint64_t bytes)
 {
-    char path[1024];
     hb_model_seed seed = {.ops = pool_ops, .self = pool_self, .device = NULL};
     make_key(&seed);
-    if (!hb_model_cache_path(path, sizeof path) || !hb_model_cache_load(path, seed.key, seed.terms))
+    if (!cached_terms(seed.key, seed.terms))
         return 0;
     const hb_cost_terms *t = &seed.terms[hb_cost_class_of(n, bytes)];
     double side_by_side = threads < n ? threads : (double)(n > 0 ? n : 1);
