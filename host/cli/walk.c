@@ -3,7 +3,8 @@
  *
  * Directories are opened relative to their parent's descriptor (openat,
  * fstatat), so each entry costs one stat and paths are only joined for the
- * callback. Each directory's names are read in full, sorted with strcmp,
+ * callback; a directory's entries are stat-ed on every core at once
+ * (stat_ahead.c) before they are visited in order. Each directory's names are read in full, sorted with strcmp,
  * then visited; the ancestors' (dev, ino) pairs are kept on a stack to
  * detect loops. With once, every directory entered goes into a set, and
  * file arguments are kept as (parent directory, name) entries, so that no
@@ -24,6 +25,7 @@
 
 #include "cli.h"
 #include "fileid_set.h"
+#include "stat_ahead.h"
 #include "walk.h"
 
 typedef fileid dir_id;
@@ -48,7 +50,14 @@ typedef struct {
     arg_entry *args;    /* once: the file arguments reported */
     size_t nargs, capargs;
     size_t links; /* once: symlinked directories being walked */
+    stat_ahead *sa; /* stats each directory's entries on every core */
 } walker;
+
+/* An entry's stat taken ahead of its visit (stat_ahead.c). */
+typedef struct {
+    const struct stat *st;
+    int err; /* 0: st holds it; else the visit stats it again itself */
+} pre_stat;
 
 /* A directory's names, read whole and sorted. */
 typedef struct {
@@ -160,7 +169,7 @@ static int read_names(DIR *d, name_list *l)
     return e;
 }
 
-static int visit(walker *w, int parent_fd, const char *name, size_t depth);
+static int visit(walker *w, int parent_fd, const char *name, size_t depth, const pre_stat *pre);
 
 /* is_ancestor: is (dev, ino) a directory being walked above? */
 static int is_ancestor(const walker *w, const struct stat *st)
@@ -169,6 +178,32 @@ static int is_ancestor(const walker *w, const struct stat *st)
         if (w->anc[i].dev == st->st_dev && w->anc[i].ino == st->st_ino)
             return 1;
     return 0;
+}
+
+/* visit_names: visits the entries l of the directory fd in order, their
+ * stats taken ahead on every core (without them, each visit stats its
+ * entry itself). Returns 0 to go on, else the value that stops. */
+static int visit_names(walker *w, int fd, const name_list *l, size_t depth)
+{
+    const char **names = malloc((l->n ? l->n : 1) * sizeof *names);
+    struct stat *sts = malloc((l->n ? l->n : 1) * sizeof *sts);
+    int *errs = malloc((l->n ? l->n : 1) * sizeof *errs);
+    int ahead = names != NULL && sts != NULL && errs != NULL;
+    if (ahead) {
+        for (size_t i = 0; i < l->n; i++)
+            names[i] = l->buf + l->off[i];
+        sa_stat_all(w->sa, fd, names, l->n, w->o->follow_symlinks ? 0 : AT_SYMLINK_NOFOLLOW, sts,
+                    errs);
+    }
+    int rc = 0;
+    for (size_t i = 0; i < l->n && rc == 0; i++) {
+        pre_stat pre = {ahead ? &sts[i] : NULL, ahead ? errs[i] : -1};
+        rc = visit(w, fd, l->buf + l->off[i], depth, &pre);
+    }
+    free(names);
+    free(sts);
+    free(errs);
+    return rc;
 }
 
 /* walk_children: visits the entries of the open directory fd (consumed),
@@ -194,8 +229,7 @@ static int walk_children(walker *w, int fd, const struct stat *st, size_t depth)
     w->anc[w->nanc].dev = st->st_dev;
     w->anc[w->nanc].ino = st->st_ino;
     w->nanc++;
-    for (size_t i = 0; i < l.n && rc == 0; i++)
-        rc = visit(w, dirfd(d), l.buf + l.off[i], depth + 1);
+    rc = visit_names(w, dirfd(d), &l, depth + 1);
     w->nanc--;
 out:
     closedir(d);
@@ -267,12 +301,17 @@ static int enter_dir(walker *w, int parent_fd, const char *name, const struct st
 }
 
 /* stat_entry: the stat of name in parent_fd (an argument: of the path,
- * followed). Returns 0 or an errno value; *is_dangling tells a dangling
- * symlink while following. */
-static int stat_entry(walker *w, int parent_fd, const char *name, size_t depth, struct stat *st,
-                      int *is_dangling)
+ * followed), or the one taken ahead when it succeeded (a failed one is
+ * taken again here, for its cause). Returns 0 or an errno value;
+ * *is_dangling tells a dangling symlink while following. */
+static int stat_entry(walker *w, int parent_fd, const char *name, size_t depth,
+                      const pre_stat *pre, struct stat *st, int *is_dangling)
 {
     *is_dangling = 0;
+    if (pre != NULL && pre->err == 0) {
+        *st = *pre->st;
+        return 0;
+    }
     int follow = depth == 0 || w->o->follow_symlinks;
     int r = depth == 0 ? stat(w->path, st)
                        : fstatat(parent_fd, name, st, follow ? 0 : AT_SYMLINK_NOFOLLOW);
@@ -346,8 +385,9 @@ static int seen_entry(walker *w, const char *name, size_t depth)
     return w->nargs > 0 && arg_index(w, w->anc[w->nanc - 1], name) >= 0;
 }
 
-/* visit: one entry (name in parent_fd, or the current path at depth 0). */
-static int visit(walker *w, int parent_fd, const char *name, size_t depth)
+/* visit: one entry (name in parent_fd, or the current path at depth 0),
+ * with its stat when it was taken ahead (pre; NULL: none). */
+static int visit(walker *w, int parent_fd, const char *name, size_t depth, const pre_stat *pre)
 {
     size_t old = w->len;
     if (depth > 0 && path_push(w, name, &old) != 0)
@@ -355,7 +395,7 @@ static int visit(walker *w, int parent_fd, const char *name, size_t depth)
     struct stat st;
     int dangling;
     int rc;
-    int e = stat_entry(w, parent_fd, name, depth, &st, &dangling);
+    int e = stat_entry(w, parent_fd, name, depth, pre, &st, &dangling);
     int seen = e == 0 && !dangling && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)
                    ? seen_entry(w, name, depth)
                    : 0;
@@ -386,6 +426,7 @@ int walk_paths(char *const *paths, size_t n, const walk_opts *opts, walk_fn fn, 
     w.o = opts ? opts : &defaults;
     w.fn = fn;
     w.ctx = ctx;
+    w.sa = sa_open();
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         size_t l = strlen(paths[i]);
@@ -394,8 +435,9 @@ int walk_paths(char *const *paths, size_t n, const walk_opts *opts, walk_fn fn, 
         memcpy(w.path, paths[i], l + 1);
         w.len = l;
         w.nanc = 0;
-        rc = visit(&w, AT_FDCWD, paths[i], 0);
+        rc = visit(&w, AT_FDCWD, paths[i], 0, NULL);
     }
+    sa_close(w.sa);
     free(w.path);
     free(w.anc);
     fileid_set_free(&w.entered);

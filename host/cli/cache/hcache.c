@@ -47,9 +47,15 @@
 
 #define BUSY_TIMEOUT_MS 10000
 
+/* A scan over a range of rows (hc_lookup_many) seeks again after passing
+ * this many rows that no key asked for: a seek descends the B-tree with
+ * about log2(rows) key comparisons, so past ~32 skipped rows (a table of
+ * 4 G rows) seeking is the cheaper way forward whatever the table's size. */
+#define RESEEK_AFTER_SKIPPED 32
+
 struct hcache {
     sqlite3 *db;
-    sqlite3_stmt *get, *put;
+    sqlite3_stmt *get, *put, *range;
     int in_txn;
     char path[PATH_MAX];
     char err[HC_ERR_MAX];
@@ -212,6 +218,10 @@ static int prepare(hcache *c)
                            "SELECT size, mtime_ns, ctime_ns, prefix, sha1, proof FROM files"
                            " WHERE dev = ?1 AND ino = ?2",
                            -1, SQLITE_PREPARE_PERSISTENT, &c->get, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v3(c->db,
+                           "SELECT size, mtime_ns, ctime_ns, prefix, sha1, proof, ino FROM files"
+                           " WHERE dev = ?1 AND ino BETWEEN ?2 AND ?3 ORDER BY ino",
+                           -1, SQLITE_PREPARE_PERSISTENT, &c->range, NULL) != SQLITE_OK ||
         sqlite3_prepare_v3(c->db, PUT_SQL, -1, SQLITE_PREPARE_PERSISTENT, &c->put, NULL) !=
             SQLITE_OK)
         return db_err(c, "cannot use it");
@@ -257,6 +267,7 @@ void hc_close(hcache *c)
     if (c->in_txn)
         sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_finalize(c->get);
+    sqlite3_finalize(c->range);
     sqlite3_finalize(c->put);
     sqlite3_close(c->db);
     free(c);
@@ -317,6 +328,24 @@ static int blob20(sqlite3_stmt *s, int i, uint8_t *out)
     return 1;
 }
 
+/* row_if_same: when the current row of s (size, mtime_ns, ctime_ns,
+ * prefix, sha1, proof in columns 0-5) has key k, *row = that row and 1;
+ * else 0. */
+static int row_if_same(sqlite3_stmt *s, const hc_key *k, hc_row *row)
+{
+    int same = (uint64_t)sqlite3_column_int64(s, 0) == k->size &&
+               sqlite3_column_int64(s, 1) == k->mtime_ns &&
+               sqlite3_column_int64(s, 2) == k->ctime_ns;
+    if (!same)
+        return 0;
+    memset(row, 0, sizeof *row);
+    row->key = *k;
+    row->has_prefix = blob20(s, 3, row->prefix);
+    row->has_full = blob20(s, 4, row->full);
+    row->proof = sqlite3_column_int64(s, 5);
+    return 1;
+}
+
 int hc_lookup(hcache *c, const hc_key *k, hc_row *row)
 {
     sqlite3_stmt *s = c->get;
@@ -331,18 +360,78 @@ int hc_lookup(hcache *c, const hc_key *k, hc_row *row)
         sqlite3_reset(s);
         return -1;
     }
-    int same = (uint64_t)sqlite3_column_int64(s, 0) == k->size &&
-               sqlite3_column_int64(s, 1) == k->mtime_ns &&
-               sqlite3_column_int64(s, 2) == k->ctime_ns;
-    if (same) {
-        memset(row, 0, sizeof *row);
-        row->key = *k;
-        row->has_prefix = blob20(s, 3, row->prefix);
-        row->has_full = blob20(s, 4, row->full);
-        row->proof = sqlite3_column_int64(s, 5);
-    }
+    int same = row_if_same(s, k, row);
     sqlite3_reset(s);
     return same;
+}
+
+int hc_key_cmp(const hc_key *a, const hc_key *b)
+{
+    int64_t da = (int64_t)a->dev, db = (int64_t)b->dev;
+    if (da != db)
+        return da < db ? -1 : 1;
+    int64_t ia = (int64_t)a->ino, ib = (int64_t)b->ino;
+    return ia < ib ? -1 : ia > ib;
+}
+
+/* seek_range: points c->range at the rows of dev from ino lo to hi. */
+static void seek_range(hcache *c, uint64_t dev, uint64_t lo, uint64_t hi)
+{
+    sqlite3_stmt *s = c->range;
+    sqlite3_reset(s);
+    sqlite3_bind_int64(s, 1, (sqlite3_int64)dev);
+    sqlite3_bind_int64(s, 2, (sqlite3_int64)lo);
+    sqlite3_bind_int64(s, 3, (sqlite3_int64)hi);
+}
+
+/* lookup_device: hc_lookup_many for keys[0..n), which share one device:
+ * one ordered pass over that device's rows from the first key's inode to
+ * the last's, merged with the keys, seeking forward again where the rows
+ * between two keys are many. 0 or -1. */
+static int lookup_device(hcache *c, const hc_key *keys, size_t n, hc_row *rows,
+                         unsigned char *found)
+{
+    sqlite3_stmt *s = c->range;
+    uint64_t dev = keys[0].dev, last = keys[n - 1].ino;
+    size_t i = 0, skipped = 0;
+    seek_range(c, dev, keys[0].ino, last);
+    while (i < n) {
+        int rc = sqlite3_step(s);
+        if (rc == SQLITE_DONE)
+            break;
+        if (rc != SQLITE_ROW) {
+            db_err(c, "cannot read it");
+            sqlite3_reset(s);
+            return -1;
+        }
+        int64_t ino = sqlite3_column_int64(s, 6);
+        while (i < n && (int64_t)keys[i].ino < ino)
+            i++; /* keys without a row */
+        if (i < n && (int64_t)keys[i].ino == ino) {
+            found[i] = (unsigned char)row_if_same(s, &keys[i], &rows[i]);
+            i++;
+            skipped = 0;
+        } else if (++skipped >= RESEEK_AFTER_SKIPPED && i < n) {
+            seek_range(c, dev, keys[i].ino, last);
+            skipped = 0;
+        }
+    }
+    sqlite3_reset(s);
+    return 0;
+}
+
+int hc_lookup_many(hcache *c, const hc_key *keys, size_t n, hc_row *rows, unsigned char *found)
+{
+    memset(found, 0, n);
+    for (size_t i = 0; i < n;) {
+        size_t end = i + 1;
+        while (end < n && keys[end].dev == keys[i].dev)
+            end++;
+        if (lookup_device(c, keys + i, end - i, rows + i, found + i) != 0)
+            return -1;
+        i = end;
+    }
+    return 0;
 }
 
 int hc_write_begin(hcache *c)

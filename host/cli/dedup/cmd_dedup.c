@@ -405,10 +405,13 @@ static void *scan_thread(void *arg)
 }
 
 /* scan_while_opening: walks the roots on another thread while this one
- * opens the engine (a pocl start takes a while); without a thread, just
- * walks (the engine then opens when needed). Returns dd_scan's value. */
+ * opens the engine (a pocl start takes a while); without a thread, or
+ * when the engine is to open late, just walks (the engine then opens when
+ * needed). Returns dd_scan's value. */
 static int scan_while_opening(dd_run *r, char *const *roots, size_t n)
 {
+    if (r->open_late)
+        return dd_scan(r, roots, n);
     scan_job j = {r, roots, n, 0};
     pthread_t th;
     if (pthread_create(&th, NULL, scan_thread, &j) != 0)
@@ -444,6 +447,13 @@ int cmd_dedup(int argc, char **argv)
     r.o = &o;
     r.cfg = &cfg;
     r.meter = progress_open(stderr, o.quiet);
+    /* With the cache, a rescan may hash nothing, or a few changed files:
+     * the engine opens only when needed, told that work, so that the
+     * default route starts no device that would not pay (a pocl start is
+     * a tenth of a second of CPU on the cores the walk uses). Only where
+     * no backend or device was asked for: a named one must be checked
+     * (a usage error) before the run. */
+    r.open_late = o.use_cache && cfg.backend == HB_BACKEND_AUTO && cfg.device == NULL;
     dd_dirs_set_roots(&r, roots, nroots);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);

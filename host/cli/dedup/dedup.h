@@ -106,6 +106,8 @@ typedef struct {
     const dd_opts *o;
     hb_engine *engine; /* set when first needed */
     int open_tried;    /* dd_engine_open_now ran */
+    int open_late;     /* open only when first needed, for the work known then */
+    uint64_t expect_messages, expect_bytes; /* that work, when open_late */
     hb_engine *opened; /* what it opened */
     hb_status open_status;
     char open_detail[512]; /* hb_engine_last_error of the opener's thread */

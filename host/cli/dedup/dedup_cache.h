@@ -22,10 +22,17 @@ void dd_cache_begin(dd_run *r);
  * prints its counts under --stats, and closes the cache. */
 void dd_cache_end(dd_run *r);
 
-/* dd_cache_lookup: the cache's rows for the candidates cand[0..n) (each
- * stat-ed for its change time; one read transaction). Nothing without a
- * cache. */
+/* dd_cache_lookup: the cache's rows for the candidates cand[0..n) (with
+ * the keys the walk saw; one read transaction, one ordered pass).
+ * Nothing without a cache. */
 void dd_cache_lookup(dd_run *r, const uint32_t *cand, size_t n);
+
+/* dd_cache_expected_work: the most the prefix and whole-file stages can
+ * hash for the candidates cand[0..n) after dd_cache_lookup: a prefix and
+ * a whole file for each, less what the cache holds (everything without a
+ * cache), as messages and bytes. */
+void dd_cache_expected_work(const dd_run *r, const uint32_t *cand, size_t n,
+                            uint64_t *messages, uint64_t *bytes);
 
 /* dd_cache_prefix: the cached prefix SHA-1 of inode k into out. 1 when
  * the cache had one for its current key, else 0. */

@@ -187,6 +187,8 @@ int dd_prefix_stage(dd_run *r, uint32_t *cand, size_t n, dd_set_list *sets)
         return -1;
     progress_stage(r->meter, "prefixes", n, 0);
     dd_cache_lookup(r, cand, n);
+    if (r->open_late && !r->open_tried)
+        dd_cache_expected_work(r, cand, n, &r->expect_messages, &r->expect_bytes);
     dd_reuse_buf buf = {NULL, 0};
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0;) {

@@ -73,15 +73,20 @@ int dd_engine_error(dd_run *r, hb_status st)
 
 void dd_engine_open_now(dd_run *r)
 {
+    hb_config cfg = *r->cfg;
+    if (r->open_late) { /* lets the default route leave out devices that cannot pay */
+        cfg.expected_messages = r->expect_messages;
+        cfg.expected_bytes = r->expect_bytes;
+    }
     r->open_tried = 1;
-    r->open_status = hb_engine_open(&r->opened, r->cfg);
+    r->open_status = hb_engine_open(&r->opened, &cfg);
     if (r->open_status != HB_OK)
         snprintf(r->open_detail, sizeof r->open_detail, "%s", hb_engine_last_error(NULL));
 }
 
 int dd_engine_usage_error(dd_run *r)
 {
-    if (!r->open_tried)
+    if (!r->open_tried && !r->open_late)
         dd_engine_open_now(r);
     if (!dd_engine_bad_settings(r))
         return 0;
