@@ -22,6 +22,8 @@
 #include <openssl/sha.h>
 #include <string.h>
 
+#include "absorb.h"
+
 #define BIG_INPUT ((long)256 << 10)
 #define CHUNK ((size_t)1 << 20)
 
@@ -63,7 +65,7 @@ static void *update_nogvl(void *p)
     hb_ext_probe(HB_PROBE_SHA1_UPDATE, &a->interrupted);
     while (a->done < a->len && !a->interrupted) {
         size_t n = a->len - a->done < CHUNK ? a->len - a->done : CHUNK;
-        SHA1_Update(a->ctx, a->p + a->done, n);
+        hb_sha1_absorb(a->ctx, a->p + a->done, n);
         a->done += n;
     }
     hb_turn_hashed(a->turn);
@@ -119,7 +121,7 @@ static void sha1_update_str(SHA_CTX *ctx, VALUE str)
     long len = RSTRING_LEN(str);
     uint64_t turn = len >= gvl_threshold && len < BIG_INPUT ? hb_turn_take() : 0;
     if (len < gvl_threshold || (len < BIG_INPUT && !turn)) {
-        SHA1_Update(ctx, RSTRING_PTR(str), (size_t)len);
+        hb_sha1_absorb(ctx, RSTRING_PTR(str), (size_t)len);
         return;
     }
     locked_update lu;
@@ -202,7 +204,7 @@ static VALUE sha1_update(VALUE self, VALUE str)
     sha1_obj *o = get_idle(self);
     rb_check_frozen(self);
     if (RSTRING_LEN(str) < gvl_threshold) {
-        SHA1_Update(&o->ctx, RSTRING_PTR(str), (size_t)RSTRING_LEN(str));
+        hb_sha1_absorb(&o->ctx, RSTRING_PTR(str), (size_t)RSTRING_LEN(str));
         return self;
     }
     update_call c = {o, str};
