@@ -10,6 +10,8 @@ mtime put back (same size and mtime, new ctime), a new copy joining a
 cached group (compared byte for byte with it), and a file that becomes
 different from its cached twins. A SHA-1 collision pair, whose cached
 digests are equal, is never grouped, on a rescan from the cache either.
+On the default route (the engine opened only once a file needs hashing)
+the groups are right on a rescan and after a copy changes in place.
 """
 import hashlib
 import os
@@ -132,6 +134,35 @@ def collisions(tmp):
               "rescan: digests from the cache, the pair still compared byte for byte", repr(c))
 
 
+def default_route(tmp):
+    """The default route (no --backend: the engine opens only when a file
+    needs hashing, told that work): a rescan with no change and one after
+    a copy is changed in place give the groups the bytes say."""
+    tree = os.path.join(tmp, "route")
+    build(tree)
+    time.sleep(MARGIN)
+    cache = os.path.join(tmp, "route.sqlite")
+
+    def run(what):
+        p = clitest.run([EXE, "dedup", "--cache-file", cache, "-v", tree], timeout=120)
+        CHK.status(p, 0, what)
+        CHK.check(groups_of(p.stdout) == expected_groups(tree), "%s: groups" % what,
+                  clitest.show(p.stdout))
+        return p.stderr
+    run("default route, first scan")
+    err = run("default route, rescan")
+    CHK.check(b"engine: not opened (nothing needed hashing)" in err,
+              "default route, rescan: nothing hashed", clitest.show(err))
+    s2 = os.path.join(tree, "sub", "s2")
+    st = os.stat(s2)
+    with open(s2, "r+b") as f:  # no longer s1's twin
+        f.write(b"\xff\x00\xff")
+    os.utime(s2, ns=(st.st_atime_ns, st.st_mtime_ns))
+    err = run("default route, a copy changed")
+    CHK.check(b"engine: not opened" not in err, "default route, a copy changed: hashed",
+              clitest.show(err))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="hb-cache-dedup-")
     try:
@@ -185,6 +216,7 @@ def main():
         scan(tree, cache, "settling")
         unchanged_rescan(tree, cache, "rescan after the changes", 2)  # a1 a3 a4
         collisions(tmp)
+        default_route(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     CHK.finish()

@@ -6,8 +6,12 @@ on a rescan that reads nothing (sum -v: "0 bytes read", every digest
 taken from the cache); changed files are hashed again: touched, appended,
 replaced by another file of the same size and mtime (new inode), and
 rewritten in place with the mtime put back (new ctime). Standard input
-between cached names keeps its place; `sum -c --cache` is a usage error
-(checking always reads).
+between cached names keeps its place; a name given twice and a hard link
+(one key) are both taken from the cache. On the default route the engine
+opens only when a file needs hashing: a rescan that reads nothing says
+it was not opened, one with a changed file opens it, and both print what
+sha1sum prints. `sum -c --cache` is a usage error (checking always
+reads).
 """
 import hashlib
 import os
@@ -110,6 +114,34 @@ def main():
         p = hsum(args, cache, input=b"from stdin\n", cwd=tmp)
         CHK.status(p, 0, "sum --cache FILE - FILE")
         CHK.same_bytes(p.stdout, oracle(args, tmp, b"from stdin\n"), "sum --cache with stdin")
+
+        # one file under two names, and one name twice: one key, both cached
+        os.link(os.path.join(t, "d", "dup"), os.path.join(t, "d", "dup-link"))
+        time.sleep(MARGIN)  # the link changed the file's ctime
+        args = ["t/d/dup", "t/d/dup-link", "t/d/dup", "t/f07"]
+        p = hsum(args, cache, cwd=tmp)
+        CHK.status(p, 0, "sum --cache of one file under two names")
+        p = hsum(args, cache, cwd=tmp)
+        CHK.same_bytes(p.stdout, oracle(args, tmp), "names of one file, rescan")
+        hits, read = taken(p.stderr)
+        CHK.check(hits == 4 and read == 0, "names of one file: all four from the cache",
+                  "%r taken, %r bytes read" % (hits, read))
+
+        # the default route opens the engine only when something needs hashing
+        def default_route(what):
+            q = clitest.run([EXE, "sum", "--cache-file", cache, "-v", "-r", "t"], cwd=tmp,
+                            timeout=120)
+            CHK.status(q, 0, what)
+            CHK.same_bytes(q.stdout, oracle(tree_names(tmp, "t"), tmp), what)
+            return q.stderr
+        default_route("default route, warming the cache")
+        err = default_route("default route, rescan")
+        CHK.check(b"engine: not opened (nothing needed hashing)" in err,
+                  "default route rescan: engine not opened", clitest.show(err))
+        os.utime(f1, ns=(OLD + 2 * 10**9, OLD + 2 * 10**9))
+        err = default_route("default route, one file touched")
+        CHK.check(b"engine: not opened" not in err and b"engine: " in err,
+                  "default route, one file touched: the engine opened", clitest.show(err))
 
         # --cache (default file under XDG_CACHE_HOME) also works
         xdg = os.path.join(tmp, "xdg")

@@ -308,6 +308,10 @@ static void report(const hb_engine *e, const hb_files_stats *fs)
 {
     hb_stats st;
     fflush(stdout);
+    if (e == NULL) {
+        fprintf(stderr, "%s: engine: not opened (nothing needed hashing)\n", CLI_PROGRAM);
+        return;
+    }
     fprintf(stderr, "%s: engine: %s\n", CLI_PROGRAM, hb_engine_describe(e));
     if (hb_engine_stats(e, &st) != HB_OK)
         return;
@@ -463,7 +467,17 @@ int cmd_sum(int argc, char **argv)
     progress *meter = progress_open(stderr, o.check.quiet || o.check.status);
     hb_engine *e = NULL;
     list_job list = {&o, meter, {0}, 0};
-    rc = o.checking ? cli_engine_open(&cfg, CMD, &e) : open_while_listing(&cfg, &e, &list);
+    /* With the cache, a rescan may hash nothing, or a few changed files:
+     * the engine opens when a file first needs hashing (sum_run.c), told
+     * that work. Only where no backend or device was asked for: a named
+     * one must be checked (a usage error) before the run. */
+    int late = o.use_cache && !o.checking && cfg.backend == HB_BACKEND_AUTO && cfg.device == NULL;
+    if (late) {
+        build_list(&list);
+        rc = CLI_EXIT_OK;
+    } else {
+        rc = o.checking ? cli_engine_open(&cfg, CMD, &e) : open_while_listing(&cfg, &e, &list);
+    }
     if (rc == CLI_EXIT_OK && !o.checking && list.rc != 0)
         rc = CLI_EXIT_FAILURE; /* out of memory, reported */
     if (rc != CLI_EXIT_OK) {
@@ -476,6 +490,7 @@ int cmd_sum(int argc, char **argv)
     sum_runner r;
     memset(&r, 0, sizeof r);
     r.engine = e;
+    r.open_late = late ? &cfg : NULL;
     r.files = o.files;
     r.meter = meter;
     r.stdout_tty = isatty(STDOUT_FILENO);
@@ -484,7 +499,7 @@ int cmd_sum(int argc, char **argv)
         sum_list_free(&list.list);
     progress_close(r.meter);
     if (o.verbose)
-        report(e, &r.total);
-    hb_engine_close(e);
+        report(r.engine, &r.total);
+    hb_engine_close(r.engine);
     return cli_finish_stdout(rc);
 }

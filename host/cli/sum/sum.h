@@ -139,6 +139,11 @@ typedef struct {
     int stdout_tty;         /* erase the meter before stdout lines */
     hb_files_stats total;   /* summed over the run's jobs */
     sum_cache *cache;       /* --cache: digests of unchanged files; NULL: none */
+    /* Not NULL: engine is NULL and opens with this configuration when a
+     * file first needs hashing, told the work then known (with the cache:
+     * the files it did not hold), so that the default route starts no
+     * device that would not pay; the caller closes it. */
+    const hb_config *open_late;
 } sum_runner;
 
 /* sum_run: hashes names[0, n) ("-": standard input, read once per "-"

@@ -21,6 +21,7 @@
  * callers do) or decide exit statuses.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 
 #include "cli.h"
 #include "hcache.h"
+#include "stat_ahead.h"
 #include "sum.h"
 #include "walk.h"
 
@@ -144,13 +146,29 @@ static size_t job_end(char *const *names, size_t n, size_t from)
     return i;
 }
 
+/* need_engine: r->engine, opened now when it opens late (r->open_late),
+ * told to expect messages files of bytes in all (0: not known). 0, or
+ * cli_engine_open's status (reported). */
+static int need_engine(sum_runner *r, uint64_t messages, uint64_t bytes)
+{
+    if (r->engine != NULL || r->open_late == NULL)
+        return 0;
+    hb_config cfg = *r->open_late;
+    cfg.expected_messages = messages;
+    cfg.expected_bytes = bytes;
+    progress_clear(r->meter);
+    return cli_engine_open(&cfg, "sum", &r->engine);
+}
+
 /* run_plain: every name hashed, in jobs split before each second "-". */
 static int run_plain(sum_runner *r, char *const *names, size_t n, sum_done_fn done, void *ctx)
 {
+    int rc = n > 0 ? need_engine(r, 0, 0) : 0;
+    if (rc != 0)
+        return rc;
     for (size_t from = 0; from < n;) {
         size_t to = job_end(names, n, from);
-        int rc = run_job(r, names + from, to - from, from, done, ctx);
-        if (rc != 0)
+        if ((rc = run_job(r, names + from, to - from, from, done, ctx)) != 0)
             return rc;
         from = to;
     }
@@ -267,39 +285,104 @@ static int key_of_name(const char *name, hc_key *k)
     return 1;
 }
 
+/* key_names: every name's key (x->rows[i].key, NAME_KEYED) where it is a
+ * regular file, the stats taken on every core (stat_ahead.c: a rescan
+ * from the cache is mostly these stats). Returns how many were keyed,
+ * their indices in keyed[] in list order. 0 when out of memory. */
+static size_t key_names(cached_run *x, size_t *keyed)
+{
+    struct stat *sts = malloc((x->n ? x->n : 1) * sizeof *sts);
+    int *errs = malloc((x->n ? x->n : 1) * sizeof *errs);
+    stat_ahead *sa = sts != NULL && errs != NULL ? sa_open() : NULL;
+    size_t nkeyed = 0;
+    if (sts != NULL && errs != NULL) {
+        sa_stat_all(sa, AT_FDCWD, (const char *const *)x->names, x->n, 0, sts, errs);
+        for (size_t i = 0; i < x->n; i++) {
+            if (errs[i] != 0 || !S_ISREG(sts[i].st_mode) || strcmp(x->names[i], "-") == 0)
+                continue;
+            hc_key_of(&sts[i], &x->rows[i].key);
+            x->state[i] = NAME_KEYED;
+            keyed[nkeyed++] = i;
+        }
+    }
+    sa_close(sa);
+    free(sts);
+    free(errs);
+    return nkeyed;
+}
+
+static const hc_row *sort_rows; /* qsort has no context argument in C11 */
+
+static int cmp_row_key(const void *a, const void *b)
+{
+    return hc_key_cmp(&sort_rows[*(const size_t *)a].key, &sort_rows[*(const size_t *)b].key);
+}
+
+/* find_rows: the cache's rows for the keyed names keyed[0..n), in one
+ * ordered pass (hc_lookup_many); a row with a whole-file digest is a hit
+ * (NAME_HIT, its row in x->rows). 0, or -1 on a cache failure. Two names
+ * of one file (a repeated name, a hard link) are looked up once: the
+ * first one's row is the other's too. */
+static int find_rows(cached_run *x, size_t *keyed, size_t n)
+{
+    sort_rows = x->rows;
+    qsort(keyed, n, sizeof *keyed, cmp_row_key);
+    hc_key *keys = malloc((n ? n : 1) * sizeof *keys);
+    size_t *first = malloc((n ? n : 1) * sizeof *first); /* its key's slot in keys */
+    hc_row *rows = malloc((n ? n : 1) * sizeof *rows);
+    unsigned char *found = malloc(n ? n : 1);
+    int rc = -1;
+    size_t nkeys = 0;
+    if (keys != NULL && first != NULL && rows != NULL && found != NULL) {
+        for (size_t j = 0; j < n; j++) {
+            const hc_key *k = &x->rows[keyed[j]].key;
+            if (nkeys == 0 || hc_key_cmp(&keys[nkeys - 1], k) != 0)
+                keys[nkeys++] = *k;
+            first[j] = nkeys - 1;
+        }
+        rc = hc_lookup_many(x->c->hc, keys, nkeys, rows, found);
+    }
+    for (size_t j = 0; rc == 0 && j < n; j++) {
+        const hc_row *row = &rows[first[j]];
+        /* one device and inode, but another version: not this name's row */
+        if (!found[first[j]] || !row->has_full ||
+            memcmp(&row->key, &x->rows[keyed[j]].key, sizeof row->key) != 0)
+            continue;
+        x->rows[keyed[j]] = *row;
+        x->state[keyed[j]] |= NAME_HIT;
+        x->c->hits++;
+    }
+    free(keys);
+    free(first);
+    free(rows);
+    free(found);
+    return rc;
+}
+
 /* look_up: every name's key and row, in one read transaction; misses to
- * c->miss. A cache failure is reported and every name becomes a miss. */
+ * x->miss in list order. A cache failure is reported and every name
+ * becomes a miss. */
 static void look_up(cached_run *x)
 {
     sum_cache *c = x->c;
-    int ok = hc_read_begin(c->hc) == 0;
-    for (size_t i = 0; i < x->n; i++) {
-        if (ok && key_of_name(x->names[i], &x->rows[i].key)) {
-            x->state[i] = NAME_KEYED;
-            c->looked++;
-            hc_row row;
-            int found = hc_lookup(c->hc, &x->rows[i].key, &row);
-            if (found < 0)
-                ok = 0;
-            else if (found == 1 && row.has_full) {
-                x->rows[i] = row;
-                x->state[i] |= NAME_HIT;
-                c->hits++;
-                continue;
-            }
-        }
-        x->miss[x->nmiss++] = i;
-    }
+    size_t *keyed = malloc((x->n ? x->n : 1) * sizeof *keyed);
+    size_t nkeyed = keyed != NULL ? key_names(x, keyed) : 0;
+    c->looked += nkeyed;
+    int ok = keyed != NULL && hc_read_begin(c->hc) == 0;
+    if (ok && find_rows(x, keyed, nkeyed) != 0)
+        ok = 0;
     if (ok && hc_read_end(c->hc) != 0)
         ok = 0;
+    free(keyed);
     if (!ok) {
         cache_fail(c);
         memset(x->state, 0, x->n);
         c->hits = 0;
-        x->nmiss = 0;
-        for (size_t i = 0; i < x->n; i++)
-            x->miss[x->nmiss++] = i;
     }
+    x->nmiss = 0;
+    for (size_t i = 0; i < x->n; i++)
+        if (!(x->state[i] & NAME_HIT))
+            x->miss[x->nmiss++] = i;
 }
 
 /* hand_on_hits: the cached names before index upto, in order. */
@@ -384,9 +467,16 @@ static int run_cached(sum_runner *r, char *const *names, size_t n, sum_done_fn d
         goto out;
     }
     look_up(&x);
-    for (size_t m = 0; m < x.nmiss; m++)
+    uint64_t bytes = 0;
+    int sized = 1; /* every miss a regular file: the work is known */
+    for (size_t m = 0; m < x.nmiss; m++) {
         miss_names[m] = names[x.miss[m]];
-    rc = run_plain(r, miss_names, x.nmiss, on_miss, &x);
+        sized &= (x.state[x.miss[m]] & NAME_KEYED) != 0;
+        bytes += x.rows[x.miss[m]].key.size;
+    }
+    rc = x.nmiss > 0 ? need_engine(r, sized ? x.nmiss : 0, sized ? bytes : 0) : 0;
+    if (rc == 0)
+        rc = run_plain(r, miss_names, x.nmiss, on_miss, &x);
     if (rc == 0)
         hand_on_hits(&x, n);
 out:
