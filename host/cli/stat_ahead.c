@@ -1,16 +1,15 @@
 /*
- * stat_ahead.c - a directory's entries stat-ed on every core (see
- * stat_ahead.h).
+ * stat_ahead.c - many names stat-ed on every core (see stat_ahead.h).
  *
  * One job at a time: the caller posts it (a generation number under the
  * lock, a broadcast), then takes chunks of STAT_CHUNK entries from an
  * atomic counter like every helper, and waits until the helpers that
- * joined have left it. A directory smaller than two chunks is not worth
- * waking anyone for. The helpers sleep on a condition variable between
+ * joined have left it. Fewer names than two chunks are not worth waking
+ * anyone for. The helpers sleep on a condition variable between
  * jobs and are started with the first job that needs them.
  *
  * Owns: the helper threads and the job they share. Must not: keep any
- * stat past the call, or call back into the walk.
+ * stat past the call, or call back into its callers.
  */
 #include <errno.h>
 #include <fcntl.h>

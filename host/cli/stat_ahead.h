@@ -1,11 +1,14 @@
 /*
- * stat_ahead.h - stats the entries of one directory on every core at once,
- * for the walk (walk.c): a rescan from the hash cache spends most of its
- * time in the kernel's path lookup and getattr, one entry at a time, and
- * those calls run side by side on several cores.
+ * stat_ahead.h - stats many names on every core at once: a directory's
+ * entries for the walk (walk.c), and full paths (AT_FDCWD) for dedup's
+ * re-check of what it reports (dedup_groups.c) and sum's cache lookups
+ * (sum_run.c). A rescan from the hash cache spends most of its time in
+ * the kernel's path lookup and getattr, one name at a time, and those
+ * calls run side by side on several cores (and, on a cold disk, keep
+ * several inode reads in flight).
  *
- * Owns: its helper threads and how a directory's entries are shared among
- * them. Must not: walk, decide what an entry is, or report anything.
+ * Owns: its helper threads and how the names are shared among them. Must
+ * not: walk, decide what an entry is, or report anything.
  */
 #ifndef HB_CLI_STAT_AHEAD_H
 #define HB_CLI_STAT_AHEAD_H
@@ -22,11 +25,11 @@ stat_ahead *sa_open(void);
 /* sa_close: stops and frees the helpers (NULL allowed). */
 void sa_close(stat_ahead *sa);
 
-/* sa_stat_all: for each i < n, errs[i] = 0 and sts[i] = the stat of the
- * entry names[i] of the open directory dirfd (fstatat with flags), or
- * errs[i] = the errno of a failed one. The caller works too; returns when
- * every entry is done. Directories of a few entries are done by the
- * caller alone. Not reentrant: one call at a time per sa. */
+/* sa_stat_all: for each i < n, errs[i] = 0 and sts[i] = the stat of
+ * names[i] in the open directory dirfd (or AT_FDCWD; fstatat with flags),
+ * or errs[i] = the errno of a failed one. The caller works too; returns
+ * when every name is done. A few names are done by the caller alone. sa
+ * NULL: all by the caller. Not reentrant: one call at a time per sa. */
 void sa_stat_all(stat_ahead *sa, int dirfd, const char *const *names, size_t n, int flags,
                  struct stat *sts, int *errs);
 

@@ -10,8 +10,7 @@
  * Owns: r->groups and r->group_paths. Must not: print them.
  */
 #include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,6 +18,7 @@
 #include "cli.h"
 #include "dedup.h"
 #include "dedup_dirs.h"
+#include "stat_ahead.h"
 
 static const dd_run *sort_run; /* qsort has no context argument in C11 */
 
@@ -45,16 +45,13 @@ static int cmp_group(const void *pa, const void *pb)
     return x < y ? -1 : x > y;
 }
 
-/* still_same: is path i still the file the walk saw? */
-static int still_same(const dd_run *r, uint32_t i)
+/* still_same: does st (of path i, now) show the file the walk saw? */
+static int still_same(const dd_run *r, uint32_t i, const struct stat *st)
 {
     const dd_inode *k = &r->inodes[r->paths[i].inode];
-    struct stat st;
-    const char *name = dd_path_name(r, i);
-    int rc = r->o->follow_symlinks ? stat(name, &st) : lstat(name, &st);
-    return rc == 0 && S_ISREG(st.st_mode) && st.st_dev == k->dev && st.st_ino == k->ino &&
-           (uint64_t)st.st_size == k->size && (int64_t)st.st_mtim.tv_sec == k->mtime_sec &&
-           st.st_mtim.tv_nsec == k->mtime_nsec;
+    return S_ISREG(st->st_mode) && st->st_dev == k->dev && st->st_ino == k->ino &&
+           (uint64_t)st->st_size == k->size && (int64_t)st->st_mtim.tv_sec == k->mtime_sec &&
+           st->st_mtim.tv_nsec == k->mtime_nsec;
 }
 
 /* class_paths: appends the paths of the class list[0..n) (alive inodes)
@@ -71,49 +68,29 @@ static size_t class_paths(dd_run *r, const uint32_t *list, size_t n)
     return r->ngroup_paths - first;
 }
 
-/* The re-check of every path to report, shared out among threads. */
-typedef struct {
-    const dd_run *r;
-    const uint32_t *paths;
-    unsigned char *same; /* out: still_same per path */
-    size_t n;
-    atomic_size_t next; /* the next chunk's first index */
-} recheck_work;
-
-#define RECHECK_CHUNK 256 /* paths a thread takes at a time */
-
-static void *recheck_chunks(void *arg)
+/* recheck_all: same[i] = whether paths[i] is still the file the walk
+ * saw, for i < n, or -1 when out of memory. The stats run on every core
+ * (stat_ahead.c): each is a path lookup and a getattr in the kernel. */
+static int recheck_all(const dd_run *r, const uint32_t *paths, size_t n, unsigned char *same)
 {
-    recheck_work *w = arg;
-    for (;;) {
-        size_t i = atomic_fetch_add(&w->next, RECHECK_CHUNK);
-        if (i >= w->n)
-            return NULL;
-        size_t end = i + RECHECK_CHUNK < w->n ? i + RECHECK_CHUNK : w->n;
-        for (; i < end; i++)
-            w->same[i] = (unsigned char)still_same(w->r, w->paths[i]);
+    const char **names = malloc((n ? n : 1) * sizeof *names);
+    struct stat *sts = malloc((n ? n : 1) * sizeof *sts);
+    int *errs = malloc((n ? n : 1) * sizeof *errs);
+    stat_ahead *sa = names != NULL && sts != NULL && errs != NULL ? sa_open() : NULL;
+    int rc = names != NULL && sts != NULL && errs != NULL ? 0 : -1;
+    if (rc == 0) {
+        for (size_t i = 0; i < n; i++)
+            names[i] = dd_path_name(r, paths[i]);
+        sa_stat_all(sa, AT_FDCWD, names, n, r->o->follow_symlinks ? 0 : AT_SYMLINK_NOFOLLOW, sts,
+                    errs);
+        for (size_t i = 0; i < n; i++)
+            same[i] = (unsigned char)(errs[i] == 0 && still_same(r, paths[i], &sts[i]));
     }
-}
-
-/* recheck_all: same[i] = still_same(paths[i]) for i < n, on up to one
- * thread per core (dd_read_threads), each taking RECHECK_CHUNK paths at a
- * time: each check is a path lookup and a stat in the kernel, which the
- * cores do side by side. */
-static void recheck_all(const dd_run *r, const uint32_t *paths, size_t n, unsigned char *same)
-{
-    recheck_work w = {r, paths, same, n, 0};
-    size_t want = (n + RECHECK_CHUNK - 1) / RECHECK_CHUNK;
-    unsigned nthreads = dd_read_threads();
-    if (want < nthreads)
-        nthreads = (unsigned)want;
-    pthread_t th[8];
-    unsigned started = 0;
-    while (started + 1 < nthreads && started < 8 &&
-           pthread_create(&th[started], NULL, recheck_chunks, &w) == 0)
-        started++;
-    recheck_chunks(&w);
-    for (unsigned t = 0; t < started; t++)
-        pthread_join(th[t], NULL);
+    sa_close(sa);
+    free(names);
+    free(sts);
+    free(errs);
+    return rc;
 }
 
 /* distinct_inodes: how many inodes the paths group_paths[first..end) name. */
@@ -197,10 +174,14 @@ int dd_make_groups(dd_run *r)
     }
     size_t total = r->ngroup_paths;
     int merged = r->dirs != NULL && r->dirs->merged; /* dedup_merge.c checked them */
-    if (merged)
+    if (merged) {
         memset(same, 1, total);
-    else
-        recheck_all(r, r->group_paths, total, same);
+    } else if (recheck_all(r, r->group_paths, total, same) != 0) {
+        free(alive);
+        free(cls_start);
+        free(same);
+        return -1;
+    }
     r->ngroup_paths = 0;
     size_t from = 0;
     for (size_t i = 0; i < n;) {
