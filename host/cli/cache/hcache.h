@@ -90,7 +90,8 @@ int hc_lookup(hcache *c, const hc_key *k, hc_row *row);
 int hc_key_cmp(const hc_key *a, const hc_key *b);
 
 /* hc_lookup_many: hc_lookup for keys[0..n) (sorted by hc_key_cmp, no two
- * with one device and inode) in one ordered pass over their rows, which
+ * with one device and inode; the arrays never NULL, even for n = 0) in
+ * one ordered pass over their rows, which
  * costs a fraction of n lookups when the keys are many: found[i] = 1 and
  * rows[i] set where key i's row holds it unchanged, found[i] = 0
  * elsewhere. Inside hc_read_begin/end. Returns 0, or -1 on an error
