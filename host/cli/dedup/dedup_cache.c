@@ -4,10 +4,10 @@
  * The candidates of the prefix stage (inodes that share their size with
  * another) are looked up with the keys the walk saw, in one read
  * transaction and one pass over their rows in (device, inode) order
- * (hc_lookup_many): a point lookup each cost 2.2 us a file. For an inode whose key (device, inode, size,
- * mtime, ctime in ns) equals its row's: its prefix SHA-1 is taken instead
- * of reading 4 KiB, and its whole-file SHA-1 instead of reading it whole
- * (dd_cache_take_full). A cached digest only tells which files may be
+ * (hc_lookup_many; a point lookup each cost 2.2 us a file). For an
+ * inode whose key (device, inode, size, mtime, ctime in ns) equals its
+ * row's: its prefix SHA-1 is taken instead of reading 4 KiB, and its
+ * whole-file SHA-1 instead of reading it whole (dd_cache_take_full). A cached digest only tells which files may be
  * equal: the classes are still made by comparing bytes (dedup_classes.c),
  * with one exception, the byte proofs:
  *
