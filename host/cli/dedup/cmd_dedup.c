@@ -368,10 +368,11 @@ static void report_stats(const dd_run *r)
     fprintf(stderr,
             "%s: stages: %" PRIu64 " files scanned, %zu kept (%zu distinct), %" PRIu64
             " prefixes hashed, %" PRIu64 " files (%" PRIu64 " bytes) hashed whole, %" PRIu64
-            " found identical to one of those by comparison, %" PRIu64
+            " found identical to another by comparison, %" PRIu64
+            " proven distinct by comparison alone (not hashed), %" PRIu64
             " bytes compared byte for byte\n",
             CLI_PROGRAM, r->scanned, r->npaths, r->ninodes, r->hashed_prefix, r->hashed_full,
-            r->bytes_full, r->joined_by_bytes, r->compared_bytes);
+            r->bytes_full, r->joined_by_bytes, r->distinct_by_bytes, r->compared_bytes);
     fprintf(stderr, "%s: times: scan %.3f s, prefixes %.3f s, whole files %.3f s, groups %.3f s\n",
             CLI_PROGRAM, r->secs[0], r->secs[1], r->secs[2], r->secs[3]);
     char reads[512];

@@ -134,6 +134,7 @@ typedef struct {
     uint64_t hashed_prefix, hashed_full, bytes_full, compared_bytes;
     double secs[4];           /* scan, prefixes, full, groups: for --stats */
     uint64_t joined_by_bytes; /* files found equal to a hashed one by comparison */
+    uint64_t distinct_by_bytes; /* files proven distinct by comparison, not hashed */
     int fatal;                /* the engine failed: the report is incomplete */
     atomic_int stop_scan;     /* set by another thread: the scan stops (ECANCELED) */
     struct dd_cache *cache;   /* the hash cache when --cache (dedup_cache.c) */
@@ -187,11 +188,12 @@ void dd_read_all(const dd_run *r, dd_read_item *items, size_t n, unsigned nthrea
 
 /* dd_files_equal: compares the whole contents of inodes a and b byte for
  * byte, streaming both through two 1 MiB buffers it keeps (so: one
- * thread only, the one running the stages). Returns 1 equal, 0 different, -1 when one could
- * not be read: *bad names that inode and *cause says why (a static string
- * or buf). */
+ * thread only, the one running the stages). Returns 1 equal, 0 different,
+ * -1 when one could not be read: *bad names that inode and *cause says
+ * why (a static string or buf). When prefix_differs is not NULL it is set
+ * to 1 when the files differ within their first DD_PREFIX_BYTES, else 0. */
 int dd_files_equal(const dd_run *r, uint32_t a, uint32_t b, uint32_t *bad, const char **cause,
-                   char *buf, size_t cap);
+                   char *buf, size_t cap, int *prefix_differs);
 
 /* ---- dedup_stages.c ---------------------------------------------------- */
 
@@ -294,9 +296,10 @@ void dd_classify(dd_run *r, const uint32_t *list, unsigned char *const *data, si
 /* dd_same_bytes: are inodes a and b (of one size) equal byte for byte?
  * da and db are their bytes in memory, or NULL to read the files. Returns
  * 1 or 0; -1 when one could not be read (that inode is reported and left
- * out). Counts the bytes compared. */
+ * out). Counts the bytes compared. prefix_differs, when not NULL, is set
+ * as dd_files_equal sets it. */
 int dd_same_bytes(dd_run *r, uint32_t a, const unsigned char *da, uint32_t b,
-                  const unsigned char *db);
+                  const unsigned char *db, int *prefix_differs);
 
 /* ---- dedup_groups.c ------------------------------------------------------ */
 

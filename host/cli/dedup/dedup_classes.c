@@ -73,17 +73,21 @@ static void add_collision(dd_run *r, uint32_t a, uint32_t b)
 
 /* same_bytes: are a's and b's bytes equal? 1, 0, or -1 after failing the
  * unreadable one. */
-static int same_bytes(dd_run *r, const member *a, const member *b)
+static int same_bytes(dd_run *r, const member *a, const member *b, int *prefix_differs)
 {
     uint64_t size = r->inodes[a->inode].size;
     if (a->data != NULL && b->data != NULL) {
         r->compared_bytes += size;
-        return memcmp(a->data, b->data, (size_t)size) == 0;
+        int eq = memcmp(a->data, b->data, (size_t)size) == 0;
+        if (prefix_differs != NULL)
+            *prefix_differs =
+                !eq && memcmp(a->data, b->data, size < DD_PREFIX_BYTES ? size : DD_PREFIX_BYTES);
+        return eq;
     }
     uint32_t bad;
     const char *cause;
     char buf[160];
-    int eq = dd_files_equal(r, a->inode, b->inode, &bad, &cause, buf, sizeof buf);
+    int eq = dd_files_equal(r, a->inode, b->inode, &bad, &cause, buf, sizeof buf, prefix_differs);
     if (eq < 0)
         dd_fail_inode(r, bad, cause);
     else
@@ -129,7 +133,7 @@ static void classify_run(dd_run *r, member *m, size_t n)
         for (size_t j = 0; j < nreps && !joined; j++) {
             if (r->inodes[m[j].inode].state != DD_ALIVE)
                 continue;
-            int eq = same_bytes(r, &m[j], &m[i]);
+            int eq = same_bytes(r, &m[j], &m[i], NULL);
             if (eq == 1) {
                 r->inodes[m[i].inode].cls = r->inodes[m[j].inode].cls;
                 joined = 1;
@@ -182,8 +186,8 @@ void dd_classify(dd_run *r, const uint32_t *list, unsigned char *const *data, si
 }
 
 int dd_same_bytes(dd_run *r, uint32_t a, const unsigned char *da, uint32_t b,
-                  const unsigned char *db)
+                  const unsigned char *db, int *prefix_differs)
 {
     member x = {a, da}, y = {b, db};
-    return same_bytes(r, &x, &y);
+    return same_bytes(r, &x, &y, prefix_differs);
 }

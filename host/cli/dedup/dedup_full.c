@@ -4,8 +4,12 @@
  * to --batch-bytes), on a few threads. In each set every file is compared
  * byte for byte with the distinct contents met so far (up to REPS_MAX); a
  * copy joins its content and needs no SHA-1 of its own (equal bytes have
- * equal SHA-1s). Each distinct content is hashed through the engine
- * (hb_submit) while the next batch is read. Sets bigger than a batch are
+ * equal SHA-1s). The comparison alone sorts a set of up to REPS_MAX
+ * distinct contents, so those are hashed only when something needs their
+ * whole-file SHA-1 (see digests_wanted), or when two of them differ within
+ * the prefix their equal prefix SHA-1s were taken over: a SHA-1
+ * collision, which dd_classify must see to announce. What is hashed goes
+ * through the engine (hb_submit) while the next batch is read. Sets bigger than a batch are
  * compared by streaming the files, and their distinct contents hashed by
  * files jobs (hb_submit_files, which stream them through OpenSSL) while
  * the next sets are compared; so are sets of files over 1 MiB, on which a
@@ -45,6 +49,40 @@ typedef struct {
 } full_batch;
 
 #define REPS_MAX 8 /* distinct contents looked for by comparison in one set */
+
+/* What the comparison leaves in join[i] when member i is not a copy of an
+ * earlier member (join[i] >= 0: that member's index). */
+#define JOIN_HASH (-1)     /* hashed whole, then classified by SHA-1 and bytes */
+#define JOIN_DISTINCT (-2) /* a content proven distinct from every other one of
+                              its set by comparison; its own class, no SHA-1 */
+
+/* digests_wanted: does this run need the whole-file SHA-1 of every file
+ * it groups or leaves out? The JSON and CSV reports print each group's,
+ * the index records every file's, the cache stores them, and a merge
+ * compares them; the text reports and the actions use none. */
+static int digests_wanted(const dd_run *r)
+{
+    const dd_opts *o = r->o;
+    return o->format == DD_JSON || o->format == DD_CSV || o->index_out != NULL || o->use_cache ||
+           o->merge;
+}
+
+/* settle_distinct: the distinct contents of one set's members (join[0..n))
+ * are hashed after all when digests are wanted or when the set holds a
+ * prefix collision; otherwise each keeps the class it has (its own) and is
+ * counted as proven distinct by comparison. */
+static void settle_distinct(dd_run *r, int32_t *join, size_t n, int prefix_collision)
+{
+    int hash = prefix_collision || digests_wanted(r);
+    for (size_t i = 0; i < n; i++) {
+        if (join[i] != JOIN_DISTINCT)
+            continue;
+        if (hash)
+            join[i] = JOIN_HASH;
+        else
+            r->distinct_by_bytes++;
+    }
+}
 
 static void batch_free(full_batch *b)
 {
@@ -111,25 +149,33 @@ static size_t pick_batch(const dd_run *r, const dd_set_list *s, size_t *next, fu
 /* split_by_bytes: items[0..n) of one set, read: each is compared with the
  * distinct contents met so far (up to REPS_MAX); one equal to an earlier
  * item joins it (join[i] = that item) and needs no SHA-1 of its own (its
- * bytes are its digest's); the others are hashed (join[i] = -1). */
+ * bytes are its digest's); the distinct contents are JOIN_DISTINCT (then
+ * settled), the rest beyond REPS_MAX JOIN_HASH. */
 static void split_by_bytes(dd_run *r, const dd_read_item *items, int32_t *join, size_t n,
                            int32_t base)
 {
     int32_t reps[REPS_MAX];
     size_t nreps = 0;
+    int prefix_collision = 0;
     for (size_t i = 0; i < n; i++) {
-        join[i] = -1;
+        join[i] = JOIN_HASH;
         if (items[i].cause != NULL)
             continue;
         for (size_t k = 0; k < nreps && join[i] < 0; k++) {
             const dd_read_item *rep = &items[reps[k] - base];
-            r->compared_bytes += items[i].want;
-            if (memcmp(rep->buf, items[i].buf, items[i].want) == 0)
+            size_t want = items[i].want, head = want < DD_PREFIX_BYTES ? want : DD_PREFIX_BYTES;
+            r->compared_bytes += want;
+            if (memcmp(rep->buf, items[i].buf, want) == 0)
                 join[i] = reps[k];
+            else if (memcmp(rep->buf, items[i].buf, head) != 0)
+                prefix_collision = 1;
         }
-        if (join[i] < 0 && nreps < REPS_MAX)
+        if (join[i] < 0 && nreps < REPS_MAX) {
+            join[i] = JOIN_DISTINCT;
             reps[nreps++] = base + (int32_t)i;
+        }
     }
+    settle_distinct(r, join, n, prefix_collision);
 }
 
 /* batch_start: reads the next batch of sets, splits each by bytes, and
@@ -183,7 +229,7 @@ static int batch_start(dd_run *r, const dd_set_list *s, size_t *next, full_batch
         i += n;
     }
     for (i = 0; i < b->n; i++) {
-        if (b->items[i].cause != NULL || b->join[i] >= 0)
+        if (b->items[i].cause != NULL || b->join[i] != JOIN_HASH)
             continue;
         b->msgs[b->nmsgs].data = b->items[i].buf;
         b->msgs[b->nmsgs].len = b->items[i].want;
@@ -266,24 +312,31 @@ static int batch_finish(dd_run *r, const dd_set_list *s, full_batch *b)
 
 /* big_split: members list[0..n) of a big set compared, streaming, with
  * the distinct contents met so far (up to REPS_MAX); join[i] is the index
- * of the earlier member whose bytes member i has, or -1 (to be hashed). */
+ * of the earlier member whose bytes member i has, or, as split_by_bytes
+ * leaves it, JOIN_DISTINCT (settled) or JOIN_HASH. */
 static void big_split(dd_run *r, const uint32_t *list, int32_t *join, size_t n)
 {
     int32_t reps[REPS_MAX];
     size_t nreps = 0;
+    int prefix_collision = 0;
     for (size_t i = 0; i < n; i++) {
-        join[i] = -1;
+        join[i] = JOIN_HASH;
         if (dd_cache_is_cached(r, list[i]))
             continue; /* classified with its cached SHA-1 (big_finish) */
         for (size_t k = 0; k < nreps && join[i] < 0; k++) {
             if (r->inodes[list[reps[k]]].state != DD_ALIVE || r->inodes[list[i]].state != DD_ALIVE)
                 continue;
-            if (dd_same_bytes(r, list[reps[k]], NULL, list[i], NULL) == 1)
+            int head_differs = 0;
+            if (dd_same_bytes(r, list[reps[k]], NULL, list[i], NULL, &head_differs) == 1)
                 join[i] = reps[k];
+            prefix_collision |= head_differs;
         }
-        if (join[i] < 0 && nreps < REPS_MAX && r->inodes[list[i]].state == DD_ALIVE)
+        if (join[i] < 0 && nreps < REPS_MAX && r->inodes[list[i]].state == DD_ALIVE) {
+            join[i] = JOIN_DISTINCT;
             reps[nreps++] = (int32_t)i;
+        }
     }
+    settle_distinct(r, join, n, prefix_collision);
 }
 
 /* The hashing of some big sets' distinct contents: one files job. */
@@ -311,7 +364,7 @@ static void big_job_free(big_job *j)
 
 /* big_job_start: starts hashing, on the files job's own I/O threads (which
  * stream big files through OpenSSL), each alive member of list[0..n) with
- * join[i] < 0. Returns 0 or -1 (reported). */
+ * join[i] == JOIN_HASH. Returns 0 or -1 (reported). */
 static int big_job_start(dd_run *r, const uint32_t *list, const int32_t *join, size_t n, big_job *j)
 {
     memset(j, 0, sizeof *j);
@@ -324,7 +377,7 @@ static int big_job_start(dd_run *r, const uint32_t *list, const int32_t *join, s
         return -1;
     }
     for (size_t i = 0; i < n; i++)
-        if (join[i] < 0 && r->inodes[list[i]].state == DD_ALIVE &&
+        if (join[i] == JOIN_HASH && r->inodes[list[i]].state == DD_ALIVE &&
             !dd_cache_is_cached(r, list[i])) {
             j->in[j->n].path = dd_inode_name(r, list[i]);
             j->in[j->n].fd = -1;
@@ -416,7 +469,7 @@ static int big_split_all(dd_run *r, const dd_set_list *s, uint32_t *list, int32_
         for (size_t i = off; i < off + n; i++) {
             if (join[i] >= 0)
                 join[i] += (int32_t)off;
-            else if (!dd_cache_is_cached(r, list[i]))
+            else if (join[i] == JOIN_HASH && !dd_cache_is_cached(r, list[i]))
                 pending += r->inodes[list[i]].size;
         }
         off += n;

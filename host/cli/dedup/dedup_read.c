@@ -388,8 +388,10 @@ void dd_read_all(const dd_run *r, dd_read_item *items, size_t n, unsigned nthrea
 }
 
 int dd_files_equal(const dd_run *r, uint32_t a, uint32_t b, uint32_t *bad, const char **cause,
-                   char *buf, size_t cap)
+                   char *buf, size_t cap, int *prefix_differs)
 {
+    if (prefix_differs != NULL)
+        *prefix_differs = 0;
     *bad = a;
     int fa = open_checked(r, a, cause, buf, cap);
     if (fa < 0)
@@ -427,6 +429,9 @@ int dd_files_equal(const dd_run *r, uint32_t a, uint32_t b, uint32_t *bad, const
             break;
         }
         if (memcmp(ba, bb, want) != 0) {
+            if (prefix_differs != NULL && left == r->inodes[a].size) /* the first chunk */
+                *prefix_differs =
+                    memcmp(ba, bb, want < DD_PREFIX_BYTES ? want : DD_PREFIX_BYTES) != 0;
             result = 0;
             break;
         }
