@@ -378,6 +378,11 @@ static void report_stats(const dd_run *r)
     char reads[512];
     dd_read_describe(reads, sizeof reads);
     fprintf(stderr, "%s: reads: %s\n", CLI_PROGRAM, reads);
+    if (r->engine == NULL && r->opened != NULL) { /* opened during the walk */
+        fprintf(stderr, "%s: engine: %s; given nothing (nothing needed hashing)\n", CLI_PROGRAM,
+                hb_engine_describe(r->opened));
+        return;
+    }
     if (r->engine == NULL) {
         fprintf(stderr, "%s: engine: not opened (nothing needed hashing)\n", CLI_PROGRAM);
         return;
