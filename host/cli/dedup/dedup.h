@@ -132,13 +132,13 @@ typedef struct {
     uint64_t skipped;       /* entries reported on stderr */
     uint64_t ignored_small; /* under --min-size, or empty without --empty */
     uint64_t hashed_prefix, hashed_full, bytes_full, compared_bytes;
-    double secs[4];           /* scan, prefixes, full, groups: for --stats */
-    uint64_t joined_by_bytes; /* files found equal to a hashed one by comparison */
+    double secs[4];             /* scan, prefixes, full, groups: for --stats */
+    uint64_t joined_by_bytes;   /* files found equal to a hashed one by comparison */
     uint64_t distinct_by_bytes; /* files proven distinct by comparison, not hashed */
-    int fatal;                /* the engine failed: the report is incomplete */
-    atomic_int stop_scan;     /* set by another thread: the scan stops (ECANCELED) */
-    struct dd_cache *cache;   /* the hash cache when --cache (dedup_cache.c) */
-    struct dd_dirs *dirs;     /* duplicate directories when --dirs (dedup_dirs.c) */
+    int fatal;                  /* the engine failed: the report is incomplete */
+    atomic_int stop_scan;       /* set by another thread: the scan stops (ECANCELED) */
+    struct dd_cache *cache;     /* the hash cache when --cache (dedup_cache.c) */
+    struct dd_dirs *dirs;       /* duplicate directories when --dirs (dedup_dirs.c) */
 } dd_run;
 
 /* ---- dedup_scan.c ------------------------------------------------------ */

@@ -7,9 +7,10 @@
  * (hc_lookup_many; a point lookup each cost 2.2 us a file). For an
  * inode whose key (device, inode, size, mtime, ctime in ns) equals its
  * row's: its prefix SHA-1 is taken instead of reading 4 KiB, and its
- * whole-file SHA-1 instead of reading it whole (dd_cache_take_full). A cached digest only tells which files may be
- * equal: the classes are still made by comparing bytes (dedup_classes.c),
- * with one exception, the byte proofs:
+ * whole-file SHA-1 instead of reading it whole (dd_cache_take_full). A
+ * cached digest only tells which files may be equal: the classes are
+ * still made by comparing bytes (dedup_classes.c), with one exception,
+ * the byte proofs:
  *
  * Byte proofs. When a run proves a class of inodes byte-identical, every
  * member's row gets the class's proof id (a random 64-bit number, or the

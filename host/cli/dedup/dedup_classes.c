@@ -80,8 +80,8 @@ static int same_bytes(dd_run *r, const member *a, const member *b, int *prefix_d
         r->compared_bytes += size;
         int eq = memcmp(a->data, b->data, (size_t)size) == 0;
         if (prefix_differs != NULL)
-            *prefix_differs =
-                !eq && memcmp(a->data, b->data, size < DD_PREFIX_BYTES ? size : DD_PREFIX_BYTES);
+            *prefix_differs = !eq && memcmp(a->data, b->data,
+                                            size < DD_PREFIX_BYTES ? size : DD_PREFIX_BYTES) != 0;
         return eq;
     }
     uint32_t bad;

@@ -9,8 +9,8 @@
  * whole-file SHA-1 (see digests_wanted), or when two of them differ within
  * the prefix their equal prefix SHA-1s were taken over: a SHA-1
  * collision, which dd_classify must see to announce. What is hashed goes
- * through the engine (hb_submit) while the next batch is read. Sets bigger than a batch are
- * compared by streaming the files, and their distinct contents hashed by
+ * through the engine (hb_submit) while the next batch is read. Sets
+ * bigger than a batch are compared by streaming the files, and their distinct contents hashed by
  * files jobs (hb_submit_files, which stream them through OpenSSL) while
  * the next sets are compared; so are sets of files over 1 MiB, on which a
  * device's lanes gain nothing. Memory stays near two batches whatever the
@@ -51,10 +51,12 @@ typedef struct {
 #define REPS_MAX 8 /* distinct contents looked for by comparison in one set */
 
 /* What the comparison leaves in join[i] when member i is not a copy of an
- * earlier member (join[i] >= 0: that member's index). */
-#define JOIN_HASH (-1)     /* hashed whole, then classified by SHA-1 and bytes */
-#define JOIN_DISTINCT (-2) /* a content proven distinct from every other one of
-                              its set by comparison; its own class, no SHA-1 */
+ * earlier member (join[i] >= 0: that member's index). JOIN_HASH: hashed
+ * whole, then classified by SHA-1 and bytes. JOIN_DISTINCT: a content
+ * proven distinct from every other one of its set by comparison; its own
+ * class, no SHA-1. */
+#define JOIN_HASH (-1)
+#define JOIN_DISTINCT (-2)
 
 /* digests_wanted: does this run need the whole-file SHA-1 of every file
  * it groups or leaves out? The JSON and CSV reports print each group's,
@@ -163,12 +165,11 @@ static void split_by_bytes(dd_run *r, const dd_read_item *items, int32_t *join, 
             continue;
         for (size_t k = 0; k < nreps && join[i] < 0; k++) {
             const dd_read_item *rep = &items[reps[k] - base];
-            size_t want = items[i].want, head = want < DD_PREFIX_BYTES ? want : DD_PREFIX_BYTES;
-            r->compared_bytes += want;
-            if (memcmp(rep->buf, items[i].buf, want) == 0)
+            int head_differs = 0;
+            if (dd_same_bytes(r, rep->inode, rep->buf, items[i].inode, items[i].buf,
+                              &head_differs) == 1)
                 join[i] = reps[k];
-            else if (memcmp(rep->buf, items[i].buf, head) != 0)
-                prefix_collision = 1;
+            prefix_collision |= head_differs;
         }
         if (join[i] < 0 && nreps < REPS_MAX) {
             join[i] = JOIN_DISTINCT;
