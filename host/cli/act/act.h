@@ -40,7 +40,20 @@ typedef struct {
     uint64_t dev, ino;
     int has_mtime;
     int64_t mtime_ns; /* when has_mtime */
+    uint32_t host;    /* index into the plan's hosts[]; ACT_THIS_HOST when the
+                         plan names none for it, or names this machine */
 } act_file;
+
+#define ACT_THIS_HOST UINT32_MAX
+
+/* A directory a scan started from (a DIR of `dedup DIR...`, as given),
+ * with its identity then. The files under it are reached beneath it:
+ * the root is the only part of a path that may pass through a symbolic
+ * link, and it must still be the directory of the scan. */
+typedef struct {
+    char *path; /* owned by the plan; as given to the scan */
+    uint64_t dev, ino;
+} act_root;
 
 /* One group: files[first .. first + n), all of size bytes. */
 typedef struct {
@@ -54,6 +67,10 @@ typedef struct {
     size_t nfiles, cap_files;
     act_group *groups;
     size_t ngroups, cap_groups;
+    act_root *roots; /* the plan's "roots" (none in plans made before them) */
+    size_t nroots;
+    char **hosts; /* the other machines named by files' "host" */
+    size_t nhosts;
 } act_plan;
 
 /* How a run goes. */
@@ -73,6 +90,10 @@ typedef struct {
 int act_plan_add_group(act_plan *p, uint64_t size, const char *sha1_hex);
 int act_plan_add_file(act_plan *p, const char *path, size_t len, uint64_t dev, uint64_t ino,
                       int has_mtime, int64_t mtime_ns);
+
+/* act_plan_add_root: records a root of the scan (path copied). Returns 0
+ * or ENOMEM. */
+int act_plan_add_root(act_plan *p, const char *path, uint64_t dev, uint64_t ino);
 
 /* act_plan_parse: the plan in text[0..len) (what `dedup --json` prints).
  * Returns 0, or -1 with err saying what is wrong and where. */
