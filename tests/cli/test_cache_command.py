@@ -58,7 +58,7 @@ def commands(tmp):
     f = stat_fields(p.stdout)
     CHK.check(f.get("file") == cache and f.get("entries") == "20"
               and f.get("bytes covered") == str(size)
-              and f.get("format") == "hashbatch-hash-cache version 1"
+              and f.get("format") == "hashbatch-hash-cache version 2"
               and int(f.get("size on disk", "0")) > 0, "stats' fields", clitest.show(p.stdout))
 
     os.unlink(os.path.join(tree, "f00"))  # gone

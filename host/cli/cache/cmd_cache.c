@@ -31,8 +31,8 @@ static void help(const char *action)
     if (action == NULL || strcmp(action, "prune") == 0)
         printf("Usage: %s " CMD " prune [--cache-file PATH]\n"
                "Drop the entries whose path no longer exists, or names a file whose\n"
-               "device, inode, size, modification or change time differ from the\n"
-               "entry's; print how many were kept and dropped.\n",
+               "filesystem, device, inode, size, modification or change time differ\n"
+               "from the entry's; print how many were kept and dropped.\n",
                CLI_PROGRAM);
     if (action == NULL || strcmp(action, "clear") == 0)
         printf("Usage: %s " CMD " clear [--cache-file PATH]\n"

@@ -2,18 +2,26 @@
  * hcache.c - the hash cache: an SQLite file (WAL mode and a busy timeout,
  * so runs at the same time share it safely) with one row per file:
  *
- *   files(dev, ino, size, mtime_ns, ctime_ns,  -- the key
- *         prefix, sha1,                        -- SHA-1 of the first 4 KiB,
- *                                              -- of the whole file (NULL: not known)
- *         proof,                               -- byte proof id (NULL: none)
- *         path)                                -- one name, for prune and stats
+ *   files(fs, dev, ino, size, mtime_ns, ctime_ns,  -- the key
+ *         prefix, sha1,                    -- SHA-1 of the first 4 KiB,
+ *                                          -- of the whole file (NULL: not known)
+ *         proof,                           -- byte proof id (NULL: none)
+ *         path)                            -- one name, for prune and stats
  *
- * keyed by (dev, ino); a row is used only when size, mtime and ctime (in
- * nanoseconds) are what the file has now. ctime matters: a rewrite that
- * puts the old mtime back (touch -r, utime) cannot put back the ctime.
+ * keyed by (fs, dev, ino); a row is used only when size, mtime and ctime
+ * (in nanoseconds) are what the file has now. ctime matters: a rewrite
+ * that puts the old mtime back (touch -r, utime) cannot put back the
+ * ctime. fs (fs_id.c: statfs's f_fsid and the filesystem's UUID) matters
+ * because st_dev does not name a filesystem: two images mounted in turn
+ * on one loop device give equal devices, inodes and (built reproducibly)
+ * times. A key whose fs is not known (0) is neither looked up nor stored.
+ *
  * The format is PRAGMA user_version (HC_VERSION) plus a meta row
- * format = HC_FORMAT; a file with another version or format is never
- * written to.
+ * format = HC_FORMAT; a file of another format or of a newer version is
+ * never written to. One of an older version of this format (version 1
+ * keyed rows by device and inode only) is emptied and rebuilt at this
+ * version when opened: its rows cannot be told apart by filesystem, so
+ * none is ever used.
  *
  * Racy timestamps (git's "racy clean" problem): a file changed in the
  * same timestamp tick as it was read keeps its key while its bytes
@@ -35,6 +43,7 @@
  * print, or decide what a digest proves.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,6 +52,7 @@
 #include <sys/stat.h>
 #include <sqlite3.h>
 
+#include "fs_id.h"
 #include "hcache.h"
 
 #define BUSY_TIMEOUT_MS 10000
@@ -61,12 +71,23 @@ struct hcache {
     char err[HC_ERR_MAX];
 };
 
-static const char SCHEMA[] =
-    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-    "INSERT INTO meta VALUES('format', '" HC_FORMAT "');"
-    "CREATE TABLE files(dev INTEGER NOT NULL, ino INTEGER NOT NULL, size INTEGER NOT NULL,"
-    " mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, prefix BLOB, sha1 BLOB,"
-    " proof INTEGER, path TEXT NOT NULL, PRIMARY KEY(dev, ino)) WITHOUT ROWID;";
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* FILES_TABLE: the files table of this version. */
+#define FILES_TABLE                                                                                \
+    "CREATE TABLE files(fs INTEGER NOT NULL, dev INTEGER NOT NULL, ino INTEGER NOT NULL,"          \
+    " size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL,"                \
+    " prefix BLOB, sha1 BLOB, proof INTEGER, path TEXT NOT NULL,"                                  \
+    " PRIMARY KEY(fs, dev, ino)) WITHOUT ROWID;"
+
+static const char SCHEMA[] = "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                             "INSERT INTO meta VALUES('format', '" HC_FORMAT "');" FILES_TABLE
+                             "PRAGMA user_version = " STR(HC_VERSION) ";";
+
+/* UPGRADE: an older version's rows dropped, this version's table made. */
+static const char UPGRADE[] =
+    "DROP TABLE IF EXISTS files;" FILES_TABLE "PRAGMA user_version = " STR(HC_VERSION) ";";
 
 /* set_err: c's cause, formatted. Returns -1. */
 static int set_err(char *err, size_t cap, const char *fmt, ...)
@@ -135,35 +156,43 @@ static int query_int(hcache *c, const char *sql, int64_t *v)
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_err(c, "cannot read it");
 }
 
-/* check_format: a cache of ours (version and meta row), or a new empty
- * database given our schema. 0 or -1 (foreign files are left alone). */
-static int check_format(hcache *c)
+/* in_write_txn: runs sql in its own write transaction (BEGIN IMMEDIATE)
+ * when the user_version read inside it, *version, still satisfies
+ * wanted(); *version is what the file has afterwards. 0 or -1. */
+static int in_write_txn(hcache *c, const char *sql, int (*wanted)(hcache *, int64_t),
+                        int64_t *version)
 {
-    int64_t version, tables;
-    if (query_int(c, "PRAGMA user_version", &version) != 0 ||
-        query_int(c, "SELECT count(*) FROM sqlite_master", &tables) != 0)
+    if (exec(c, "BEGIN IMMEDIATE") != 0)
         return -1;
-    if (version == 0 && tables == 0) {
-        if (exec(c, "BEGIN IMMEDIATE") != 0)
-            return -1;
-        if (query_int(c, "SELECT count(*) FROM sqlite_master", &tables) != 0 ||
-            (tables == 0 && exec(c, SCHEMA) != 0) ||
-            (tables == 0 && exec(c, "PRAGMA user_version = 1") != 0)) {
-            sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
-            return -1;
-        }
-        if (exec(c, "COMMIT") != 0)
-            return -1;
-        if (query_int(c, "PRAGMA user_version", &version) != 0)
-            return -1;
+    if (query_int(c, "PRAGMA user_version", version) != 0 ||
+        (wanted(c, *version) && exec(c, sql) != 0)) {
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+        return -1;
     }
-    if (version != HC_VERSION)
-        return set_err(c->err, sizeof c->err,
-                       version == 0
-                           ? "not a hash cache (a database of something else); left as it is"
-                           : "written in another format version (%lld, this is %d); "
-                             "left as it is",
-                       (long long)version, HC_VERSION);
+    if (exec(c, "COMMIT") != 0)
+        return -1;
+    return query_int(c, "PRAGMA user_version", version);
+}
+
+/* is_empty_db: a new database: no version, no tables (another run may
+ * have made it ours since it was first looked at). */
+static int is_empty_db(hcache *c, int64_t version)
+{
+    int64_t tables;
+    return version == 0 && query_int(c, "SELECT count(*) FROM sqlite_master", &tables) == 0 &&
+           tables == 0;
+}
+
+/* is_older: one of our older versions (still so inside the transaction). */
+static int is_older(hcache *c, int64_t version)
+{
+    (void)c;
+    return version >= 1 && version < HC_VERSION;
+}
+
+/* has_format_row: does the meta table say HC_FORMAT? */
+static int has_format_row(hcache *c)
+{
     sqlite3_stmt *s = NULL;
     int ok = 0;
     if (sqlite3_prepare_v2(c->db, "SELECT value FROM meta WHERE key = 'format'", -1, &s, NULL) ==
@@ -173,8 +202,35 @@ static int check_format(hcache *c)
         ok = v != NULL && strcmp((const char *)v, HC_FORMAT) == 0;
     }
     sqlite3_finalize(s);
-    if (!ok)
+    return ok;
+}
+
+/* check_format: a cache of ours at this version: a new empty database is
+ * given our schema, one of our older versions is emptied and upgraded
+ * (its rows are never used). 0 or -1 (foreign files, and newer versions,
+ * are left alone). */
+static int check_format(hcache *c)
+{
+    int64_t version;
+    if (query_int(c, "PRAGMA user_version", &version) != 0)
+        return -1;
+    if (is_empty_db(c, version) && in_write_txn(c, SCHEMA, is_empty_db, &version) != 0)
+        return -1;
+    if (version != HC_VERSION && !is_older(c, version))
+        return set_err(c->err, sizeof c->err,
+                       version == 0
+                           ? "not a hash cache (a database of something else); left as it is"
+                           : "written in another format version (%lld, this is %d); "
+                             "left as it is",
+                       (long long)version, HC_VERSION);
+    if (!has_format_row(c))
         return set_err(c->err, sizeof c->err, "not a hash cache (no format row); left as it is");
+    if (is_older(c, version) && in_write_txn(c, UPGRADE, is_older, &version) != 0)
+        return -1;
+    if (version != HC_VERSION) /* changed by another run meanwhile */
+        return set_err(c->err, sizeof c->err,
+                       "written in another format version (%lld, this is %d); left as it is",
+                       (long long)version, HC_VERSION);
     return 0;
 }
 
@@ -201,7 +257,8 @@ static int to_wal(hcache *c)
 #define SAME_KEY                                                                                   \
     "size = excluded.size AND mtime_ns = excluded.mtime_ns AND ctime_ns = excluded.ctime_ns"
 static const char PUT_SQL[] =
-    "INSERT INTO files VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT(dev, ino) DO UPDATE "
+    "INSERT INTO files VALUES(?10, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+    " ON CONFLICT(fs, dev, ino) DO UPDATE "
     "SET"
     " prefix = CASE WHEN " SAME_KEY
     " THEN coalesce(excluded.prefix, prefix) ELSE excluded.prefix END,"
@@ -216,11 +273,11 @@ static int prepare(hcache *c)
 {
     if (sqlite3_prepare_v3(c->db,
                            "SELECT size, mtime_ns, ctime_ns, prefix, sha1, proof FROM files"
-                           " WHERE dev = ?1 AND ino = ?2",
+                           " WHERE fs = ?3 AND dev = ?1 AND ino = ?2",
                            -1, SQLITE_PREPARE_PERSISTENT, &c->get, NULL) != SQLITE_OK ||
         sqlite3_prepare_v3(c->db,
                            "SELECT size, mtime_ns, ctime_ns, prefix, sha1, proof, ino FROM files"
-                           " WHERE dev = ?1 AND ino BETWEEN ?2 AND ?3 ORDER BY ino",
+                           " WHERE fs = ?4 AND dev = ?1 AND ino BETWEEN ?2 AND ?3 ORDER BY ino",
                            -1, SQLITE_PREPARE_PERSISTENT, &c->range, NULL) != SQLITE_OK ||
         sqlite3_prepare_v3(c->db, PUT_SQL, -1, SQLITE_PREPARE_PERSISTENT, &c->put, NULL) !=
             SQLITE_OK)
@@ -283,8 +340,9 @@ const char *hc_path(const hcache *c)
     return c->path;
 }
 
-void hc_key_of(const struct stat *st, hc_key *k)
+void hc_key_of(const struct stat *st, uint64_t fs, hc_key *k)
 {
+    k->fs = fs;
     k->dev = (uint64_t)st->st_dev;
     k->ino = (uint64_t)st->st_ino;
     k->size = (uint64_t)st->st_size;
@@ -349,9 +407,12 @@ static int row_if_same(sqlite3_stmt *s, const hc_key *k, hc_row *row)
 int hc_lookup(hcache *c, const hc_key *k, hc_row *row)
 {
     sqlite3_stmt *s = c->get;
+    if (k->fs == 0)
+        return 0;
     sqlite3_reset(s);
     sqlite3_bind_int64(s, 1, (sqlite3_int64)k->dev);
     sqlite3_bind_int64(s, 2, (sqlite3_int64)k->ino);
+    sqlite3_bind_int64(s, 3, (sqlite3_int64)k->fs);
     int rc = sqlite3_step(s);
     if (rc == SQLITE_DONE)
         return 0;
@@ -367,6 +428,9 @@ int hc_lookup(hcache *c, const hc_key *k, hc_row *row)
 
 int hc_key_cmp(const hc_key *a, const hc_key *b)
 {
+    int64_t fa = (int64_t)a->fs, fb = (int64_t)b->fs;
+    if (fa != fb)
+        return fa < fb ? -1 : 1;
     int64_t da = (int64_t)a->dev, db = (int64_t)b->dev;
     if (da != db)
         return da < db ? -1 : 1;
@@ -374,27 +438,30 @@ int hc_key_cmp(const hc_key *a, const hc_key *b)
     return ia < ib ? -1 : ia > ib;
 }
 
-/* seek_range: points c->range at the rows of dev from ino lo to hi. */
-static void seek_range(hcache *c, uint64_t dev, uint64_t lo, uint64_t hi)
+/* seek_range: points c->range at the rows of (fs, dev) from ino lo to
+ * hi. */
+static void seek_range(hcache *c, uint64_t fs, uint64_t dev, uint64_t lo, uint64_t hi)
 {
     sqlite3_stmt *s = c->range;
     sqlite3_reset(s);
+    sqlite3_bind_int64(s, 4, (sqlite3_int64)fs);
     sqlite3_bind_int64(s, 1, (sqlite3_int64)dev);
     sqlite3_bind_int64(s, 2, (sqlite3_int64)lo);
     sqlite3_bind_int64(s, 3, (sqlite3_int64)hi);
 }
 
-/* lookup_device: hc_lookup_many for keys[0..n), which share one device:
- * one ordered pass over that device's rows from the first key's inode to
+/* lookup_device: hc_lookup_many for keys[0..n), which share one
+ * filesystem and device (fs nonzero): one ordered pass over their rows
+ * from the first key's inode to
  * the last's, merged with the keys, seeking forward again where the rows
  * between two keys are many. 0 or -1. */
 static int lookup_device(hcache *c, const hc_key *keys, size_t n, hc_row *rows,
                          unsigned char *found)
 {
     sqlite3_stmt *s = c->range;
-    uint64_t dev = keys[0].dev, last = keys[n - 1].ino;
+    uint64_t fs = keys[0].fs, dev = keys[0].dev, last = keys[n - 1].ino;
     size_t i = 0, skipped = 0;
-    seek_range(c, dev, keys[0].ino, last);
+    seek_range(c, fs, dev, keys[0].ino, last);
     while (i < n) {
         int rc = sqlite3_step(s);
         if (rc == SQLITE_DONE)
@@ -412,7 +479,7 @@ static int lookup_device(hcache *c, const hc_key *keys, size_t n, hc_row *rows,
             i++;
             skipped = 0;
         } else if (++skipped >= RESEEK_AFTER_SKIPPED && i < n) {
-            seek_range(c, dev, keys[i].ino, last);
+            seek_range(c, fs, dev, keys[i].ino, last);
             skipped = 0;
         }
     }
@@ -425,9 +492,9 @@ int hc_lookup_many(hcache *c, const hc_key *keys, size_t n, hc_row *rows, unsign
     memset(found, 0, n);
     for (size_t i = 0; i < n;) {
         size_t end = i + 1;
-        while (end < n && keys[end].dev == keys[i].dev)
+        while (end < n && keys[end].fs == keys[i].fs && keys[end].dev == keys[i].dev)
             end++;
-        if (lookup_device(c, keys + i, end - i, rows + i, found + i) != 0)
+        if (keys[i].fs != 0 && lookup_device(c, keys + i, end - i, rows + i, found + i) != 0)
             return -1;
         i = end;
     }
@@ -454,7 +521,10 @@ int hc_write_commit(hcache *c)
 int hc_put(hcache *c, const hc_row *row, const char *path)
 {
     sqlite3_stmt *s = c->put;
+    if (row->key.fs == 0)
+        return 0; /* a filesystem not known: nothing could find it again safely */
     sqlite3_reset(s);
+    sqlite3_bind_int64(s, 10, (sqlite3_int64)row->key.fs);
     sqlite3_bind_int64(s, 1, (sqlite3_int64)row->key.dev);
     sqlite3_bind_int64(s, 2, (sqlite3_int64)row->key.ino);
     sqlite3_bind_int64(s, 3, (sqlite3_int64)row->key.size);
@@ -503,16 +573,19 @@ int hc_get_stats(hcache *c, hc_stats *s)
     return 0;
 }
 
-/* still_there: is the file at path the version key names? */
+/* still_there: is the file at path the version key names (on the same
+ * filesystem: fs_id.c asks once per device)? */
 static int still_there(const char *path, const hc_key *key)
 {
     struct stat st;
+    fs_id id;
     hc_key now;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+        fs_id_at(AT_FDCWD, path, st.st_dev, &id) != 0)
         return 0;
-    hc_key_of(&st, &now);
-    return now.dev == key->dev && now.ino == key->ino && now.size == key->size &&
-           now.mtime_ns == key->mtime_ns && now.ctime_ns == key->ctime_ns;
+    hc_key_of(&st, id.fs, &now);
+    return now.fs == key->fs && now.dev == key->dev && now.ino == key->ino &&
+           now.size == key->size && now.mtime_ns == key->mtime_ns && now.ctime_ns == key->ctime_ns;
 }
 
 int hc_prune(hcache *c, int64_t *kept, int64_t *dropped)
@@ -522,19 +595,22 @@ int hc_prune(hcache *c, int64_t *kept, int64_t *dropped)
         return -1;
     sqlite3_stmt *sel = NULL, *del = NULL;
     int rc = -1;
-    if (sqlite3_prepare_v2(c->db, "SELECT dev, ino, size, mtime_ns, ctime_ns, path FROM files", -1,
-                           &sel, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c->db, "DELETE FROM files WHERE dev = ?1 AND ino = ?2", -1, &del,
-                           NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(c->db, "SELECT fs, dev, ino, size, mtime_ns, ctime_ns, path FROM files",
+                           -1, &sel, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->db, "DELETE FROM files WHERE fs = ?1 AND dev = ?2 AND ino = ?3", -1,
+                           &del, NULL) != SQLITE_OK) {
         db_err(c, "cannot prune it");
         goto out;
     }
     int step;
     while ((step = sqlite3_step(sel)) == SQLITE_ROW) {
-        hc_key k = {(uint64_t)sqlite3_column_int64(sel, 0), (uint64_t)sqlite3_column_int64(sel, 1),
-                    (uint64_t)sqlite3_column_int64(sel, 2), sqlite3_column_int64(sel, 3),
-                    sqlite3_column_int64(sel, 4)};
-        const char *path = (const char *)sqlite3_column_text(sel, 5);
+        hc_key k = {.fs = (uint64_t)sqlite3_column_int64(sel, 0),
+                    .dev = (uint64_t)sqlite3_column_int64(sel, 1),
+                    .ino = (uint64_t)sqlite3_column_int64(sel, 2),
+                    .size = (uint64_t)sqlite3_column_int64(sel, 3),
+                    .mtime_ns = sqlite3_column_int64(sel, 4),
+                    .ctime_ns = sqlite3_column_int64(sel, 5)};
+        const char *path = (const char *)sqlite3_column_text(sel, 6);
         if (path != NULL && still_there(path, &k)) {
             (*kept)++;
             continue;
@@ -542,6 +618,7 @@ int hc_prune(hcache *c, int64_t *kept, int64_t *dropped)
         sqlite3_reset(del);
         sqlite3_bind_int64(del, 1, sqlite3_column_int64(sel, 0));
         sqlite3_bind_int64(del, 2, sqlite3_column_int64(sel, 1));
+        sqlite3_bind_int64(del, 3, sqlite3_column_int64(sel, 2));
         if (sqlite3_step(del) != SQLITE_DONE) {
             db_err(c, "cannot prune it");
             goto out;

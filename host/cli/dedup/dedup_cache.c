@@ -3,9 +3,12 @@
  *
  * The candidates of the prefix stage (inodes that share their size with
  * another) are looked up with the keys the walk saw, in one read
- * transaction and one pass over their rows in (device, inode) order
- * (hc_lookup_many; a point lookup each cost 2.2 us a file). For an
- * inode whose key (device, inode, size, mtime, ctime in ns) equals its
+ * transaction and one pass over their rows in (filesystem, device,
+ * inode) order (hc_lookup_many; a point lookup each cost 2.2 us a
+ * file). For an
+ * inode whose key (filesystem, device, inode, size, mtime, ctime in ns;
+ * the filesystem from fs_id.c, asked once per device, so that another
+ * filesystem later mounted on the same device never matches) equals its
  * row's: its prefix SHA-1 is taken instead of reading 4 KiB, and its
  * whole-file SHA-1 instead of reading it whole (dd_cache_take_full). A
  * cached digest only tells which files may be equal: the classes are
@@ -35,6 +38,7 @@
  * (dedup_classes.c does), or fail the run because of the cache.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -45,6 +49,7 @@
 
 #include "cli.h"
 #include "dedup_cache.h"
+#include "fs_id.h"
 #include "hcache.h"
 
 enum {
@@ -111,15 +116,23 @@ void dd_cache_begin(dd_run *r)
 
 /* key_now: inode k's key as the walk saw it (no stat again: a file that
  * changes after the walk fails the re-check every group gets before it
- * is reported, and the actions prove the bytes again). */
-static void key_now(const dd_run *r, uint32_t k, cache_ent *e)
+ * is reported, and the actions prove the bytes again), on the filesystem
+ * of its device (fs_id.c: known after the device's first file). 1, or 0
+ * when that filesystem cannot be told (the inode then goes without the
+ * cache). */
+static int key_now(const dd_run *r, uint32_t k, cache_ent *e)
 {
     const dd_inode *in = &r->inodes[k];
+    fs_id id;
+    if (fs_id_at(AT_FDCWD, dd_inode_name(r, k), in->dev, &id) != 0)
+        return 0;
+    e->row.key.fs = id.fs;
     e->row.key.dev = (uint64_t)in->dev;
     e->row.key.ino = (uint64_t)in->ino;
     e->row.key.size = in->size;
     e->row.key.mtime_ns = in->mtime_sec * 1000000000 + (int64_t)in->mtime_nsec;
     e->row.key.ctime_ns = in->ctime_ns;
+    return 1;
 }
 
 static const cache_ent *sort_ents; /* qsort has no context argument in C11 */
@@ -168,18 +181,20 @@ void dd_cache_lookup(dd_run *r, const uint32_t *cand, size_t n)
         drop(r, strerror(ENOMEM));
         return;
     }
+    size_t nkeyed = 0;
     for (size_t i = 0; i < n; i++) {
         cache_ent *e = &c->ent[cand[i]];
-        key_now(r, cand[i], e);
+        if (!key_now(r, cand[i], e))
+            continue;
         e->flags |= CE_KEYED;
         if (hc_racy(&e->row.key, c->start_ns))
             e->flags |= CE_RACY;
-        order[i] = cand[i];
+        order[nkeyed++] = cand[i];
     }
-    c->looked += n;
+    c->looked += nkeyed;
     sort_ents = c->ent;
-    qsort(order, n, sizeof *order, cmp_ent_key);
-    if (hc_read_begin(c->hc) != 0 || look_up_sorted(r, order, n) != 0) {
+    qsort(order, nkeyed, sizeof *order, cmp_ent_key);
+    if (hc_read_begin(c->hc) != 0 || look_up_sorted(r, order, nkeyed) != 0) {
         drop(r, hc_error(c->hc));
         memset(c->ent, 0, r->ninodes * sizeof *c->ent);
         c->looked = c->hits = 0;

@@ -1,7 +1,8 @@
 /*
  * dedup_cache.h - dedup's use of the hash cache (dedup_cache.c): digests
- * of files whose key (device, inode, size, times) is unchanged are taken
- * from the cache instead of being read and hashed; new ones are stored.
+ * of files whose key (filesystem, device, inode, size, times) is
+ * unchanged are taken from the cache instead of being read and hashed;
+ * new ones are stored.
  *
  * Owns: the interface between the dedup run and cache/. Must not: decide
  * equality (a cached digest never replaces the byte comparison).

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "dedup.h"
 #include "dedup_dirs.h"
+#include "fs_id.h"
 #include "stat_ahead.h"
 
 static const dd_run *sort_run; /* qsort has no context argument in C11 */
@@ -45,11 +46,13 @@ static int cmp_group(const void *pa, const void *pb)
     return x < y ? -1 : x > y;
 }
 
-/* still_same: does st (of path i, now) show the file the walk saw? */
+/* still_same: does st (of path i, now) show the file the walk saw? A
+ * name that shows it through another mount (overlayfs) does too. */
 static int still_same(const dd_run *r, uint32_t i, const struct stat *st)
 {
     const dd_inode *k = &r->inodes[r->paths[i].inode];
-    return S_ISREG(st->st_mode) && st->st_dev == k->dev && st->st_ino == k->ino &&
+    return S_ISREG(st->st_mode) && st->st_ino == k->ino &&
+           (st->st_dev == k->dev || fs_id_one_file(st->st_dev, st->st_ino, k->dev, k->ino)) &&
            (uint64_t)st->st_size == k->size && (int64_t)st->st_mtim.tv_sec == k->mtime_sec &&
            st->st_mtim.tv_nsec == k->mtime_nsec;
 }

@@ -75,8 +75,8 @@ static void help(void)
            "                (loops are detected); by default they are skipped\n"
            "      --quiet   no progress meter; with -c: no OK lines\n",
            CLI_PROGRAM);
-    fputs("      --cache   take the digest of a file whose device, inode, size,\n"
-          "                modification and change times (in ns) are unchanged\n"
+    fputs("      --cache   take the digest of a file whose filesystem, device, inode,\n"
+          "                size, modification and change times (in ns) are unchanged\n"
           "                from the hash cache, without reading it; store what\n"
           "                is hashed. The output is the same. Files changed less\n"
           "                than 2 s before the run are hashed and not stored (a\n"

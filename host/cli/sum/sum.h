@@ -148,9 +148,9 @@ typedef struct {
 
 /* sum_run: hashes names[0, n) ("-": standard input, read once per "-"
  * as sha1sum does), calling done for each in order. With r->cache, a
- * file whose key (device, inode, size, mtime, ctime) is in the cache
- * gets its cached digest without being read, and what is hashed is
- * remembered for sum_cache_close. Returns 0, or CLI_EXIT_FAILURE when a
+ * file whose key (filesystem, device, inode, size, mtime, ctime) is in
+ * the cache gets its cached digest without being read, and what is
+ * hashed is remembered for sum_cache_close. Returns 0, or CLI_EXIT_FAILURE when a
  * job could not be started (reported). */
 int sum_run(sum_runner *r, char *const *names, size_t n, sum_done_fn done, void *ctx);
 

@@ -8,7 +8,8 @@
  * (nothing, for a pipe), as sha1sum does.
  *
  * With --cache (sum_cache): every named file is stat-ed first; one whose
- * key (device, inode, size, mtime and ctime in ns) has a row in the hash
+ * key (filesystem, device, inode, size, mtime and ctime in ns; the
+ * filesystem from fs_id.c, asked once per device) has a row in the hash
  * cache (cache/hcache.c) is handed on with the row's digest, unread; the
  * others are hashed in jobs of their own, their results merged back in
  * list order, and stored at the end (one transaction) when the file
@@ -30,6 +31,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fs_id.h"
 #include "hcache.h"
 #include "stat_ahead.h"
 #include "sum.h"
@@ -274,21 +276,33 @@ typedef struct {
 
 enum { NAME_KEYED = 1, NAME_HIT = 2 };
 
+/* key_of_stat: the key of name, whose stat is st, into *k: 1, or 0 when
+ * its filesystem cannot be told (then it is neither looked up nor
+ * stored). */
+static int key_of_stat(const char *name, const struct stat *st, hc_key *k)
+{
+    fs_id id;
+    if (fs_id_at(AT_FDCWD, name, st->st_dev, &id) != 0)
+        return 0;
+    hc_key_of(st, id.fs, k);
+    return 1;
+}
+
 /* key_of_name: stats name (following links, as reading does) into *k.
- * 1 for a regular file. */
+ * 1 for a regular file whose filesystem is known. */
 static int key_of_name(const char *name, hc_key *k)
 {
     struct stat st;
     if (strcmp(name, "-") == 0 || stat(name, &st) != 0 || !S_ISREG(st.st_mode))
         return 0;
-    hc_key_of(&st, k);
-    return 1;
+    return key_of_stat(name, &st, k);
 }
 
 /* key_names: every name's key (x->rows[i].key, NAME_KEYED) where it is a
- * regular file, the stats taken on every core (stat_ahead.c: a rescan
- * from the cache is mostly these stats). Returns how many were keyed,
- * their indices in keyed[] in list order. 0 when out of memory. */
+ * regular file on a filesystem fs_id.c can name, the stats taken on
+ * every core (stat_ahead.c: a rescan from the cache is mostly these
+ * stats). Returns how many were keyed, their indices in keyed[] in list
+ * order. 0 when out of memory. */
 static size_t key_names(cached_run *x, size_t *keyed)
 {
     struct stat *sts = malloc((x->n ? x->n : 1) * sizeof *sts);
@@ -298,9 +312,9 @@ static size_t key_names(cached_run *x, size_t *keyed)
     if (sts != NULL && errs != NULL) {
         sa_stat_all(sa, AT_FDCWD, (const char *const *)x->names, x->n, 0, sts, errs);
         for (size_t i = 0; i < x->n; i++) {
-            if (errs[i] != 0 || !S_ISREG(sts[i].st_mode) || strcmp(x->names[i], "-") == 0)
+            if (errs[i] != 0 || !S_ISREG(sts[i].st_mode) || strcmp(x->names[i], "-") == 0 ||
+                !key_of_stat(x->names[i], &sts[i], &x->rows[i].key))
                 continue;
-            hc_key_of(&sts[i], &x->rows[i].key);
             x->state[i] = NAME_KEYED;
             keyed[nkeyed++] = i;
         }
