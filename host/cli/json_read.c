@@ -8,8 +8,17 @@
  * Errors say what was expected, with the line and column (columns count
  * bytes, from 1).
  *
- * Owns: the parser, the tree and its arena. Must not: know what a plan or
- * an index holds, print anything, or exit.
+ * A cursor (json_cursor_*) reads one document piece by piece: the caller
+ * walks the outer containers, and each value it asks for is parsed whole
+ * into a small tree that the next request reuses, so a big document
+ * costs a window of its text and one value's tree at a time. The text
+ * comes whole or, through a read function, in pieces: before a value is
+ * parsed its extent is found (brackets and strings matched) and read in
+ * full, so the parser itself never runs out of buffered text early, and
+ * its messages and places are the whole-document parser's.
+ *
+ * Owns: the parser, the tree and its arena, the cursor and its window.
+ * Must not: know what a plan or an index holds, print anything, or exit.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -41,6 +50,7 @@ typedef struct {
     char *err;
     size_t errcap;
     int failed;
+    size_t line0, col0; /* the place of s[0] in the document (a cursor's window) */
 } parser;
 
 /* arena_alloc: n bytes (aligned) owned by d, or NULL. */
@@ -70,7 +80,7 @@ static void *fail(parser *p, const char *fmt, ...)
     if (p->failed)
         return NULL;
     p->failed = 1;
-    size_t line = 1, col = 1;
+    size_t line = p->line0, col = p->col0;
     for (size_t i = 0; i < p->pos && i < p->len; i++) {
         if (p->s[i] == '\n') {
             line++;
@@ -511,7 +521,7 @@ json_doc *json_parse(const char *text, size_t len, char *err, size_t errcap)
             snprintf(err, errcap, "%s", strerror(ENOMEM));
         return NULL;
     }
-    parser p = {text, len, 0, d, err, errcap, 0};
+    parser p = {text, len, 0, d, err, errcap, 0, 1, 1};
     d->root = parse_value(&p, 0);
     if (d->root != NULL) {
         skip_ws(&p);
@@ -554,4 +564,299 @@ const json_value *json_get(const json_value *v, const char *key)
             return v->items[i];
     }
     return NULL;
+}
+
+/* ---- the cursor --------------------------------------------------------- */
+
+#define WINDOW_START ((size_t)256 << 10)
+
+/* A container the cursor is in. */
+typedef struct {
+    char closer;
+    int first; /* no member or item read yet */
+} open_container;
+
+struct json_cursor {
+    parser p;          /* p.s[0..p.len): the window; p.doc: keys or values */
+    json_read_fn read; /* NULL: the text is whole */
+    void *ctx;
+    char *buf; /* the window's storage when reading */
+    size_t cap;
+    int eof;         /* nothing more to read */
+    json_doc keys;   /* the last member name */
+    json_doc values; /* the last value */
+    open_container stack[JSON_MAX_DEPTH];
+    size_t depth;
+};
+
+/* arena_reset: empties d, keeping one standard block for reuse. */
+static void arena_reset(json_doc *d)
+{
+    arena_block *keep = NULL;
+    for (arena_block *b = d->blocks, *next; b != NULL; b = next) {
+        next = b->next;
+        if (keep == NULL && b->cap == ARENA_BLOCK) {
+            keep = b;
+            continue;
+        }
+        free(b);
+    }
+    if (keep != NULL) {
+        keep->used = 0;
+        keep->next = NULL;
+    }
+    d->blocks = keep;
+    d->root = NULL;
+}
+
+/* read_failed: a read error, said without a place. */
+static int read_failed(json_cursor *c, int e)
+{
+    c->p.failed = 1;
+    c->eof = 1;
+    if (c->p.err != NULL && c->p.errcap > 0)
+        snprintf(c->p.err, c->p.errcap, "%s", strerror(e));
+    return -1;
+}
+
+/* refill: drops the text before the position (its place carried into
+ * line0/col0) and reads more after what is buffered, growing the window
+ * when it is full. Returns 0 (c->eof set at the end), or -1. */
+static int refill(json_cursor *c)
+{
+    parser *p = &c->p;
+    if (c->read == NULL || c->eof) {
+        c->eof = 1;
+        return 0;
+    }
+    for (size_t i = 0; i < p->pos; i++) {
+        if (c->buf[i] == '\n') {
+            p->line0++;
+            p->col0 = 1;
+        } else {
+            p->col0++;
+        }
+    }
+    memmove(c->buf, c->buf + p->pos, p->len - p->pos);
+    p->len -= p->pos;
+    p->pos = 0;
+    if (p->len == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : WINDOW_START;
+        char *b = cap > c->cap ? realloc(c->buf, cap) : NULL;
+        if (b == NULL)
+            return read_failed(c, ENOMEM);
+        c->buf = b;
+        c->cap = cap;
+    }
+    p->s = c->buf;
+    for (;;) {
+        long k = c->read(c->ctx, c->buf + p->len, c->cap - p->len);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return read_failed(c, errno);
+        if (k == 0)
+            c->eof = 1;
+        p->len += (size_t)k;
+        return 0;
+    }
+}
+
+/* fill_past_ws: past white space, with a byte buffered after it unless
+ * the input ends. Returns 0 or -1. */
+static int fill_past_ws(json_cursor *c)
+{
+    for (;;) {
+        skip_ws(&c->p);
+        if (c->p.pos < c->p.len || c->eof)
+            return c->p.failed ? -1 : 0;
+        if (refill(c) != 0)
+            return -1;
+    }
+}
+
+/* scalar_byte: can byte ch be part of a number or a literal? */
+static int scalar_byte(char ch)
+{
+    return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+           ch == '-' || ch == '+' || ch == '.';
+}
+
+/* fill_value: buffers the whole of the value at the position (after
+ * white space), and a byte after a number or literal, unless the input
+ * ends first. Its extent: brackets matched outside strings (any opener
+ * with any closer: the parser judges them), a string to its closing
+ * quote, a scalar to its first byte that cannot be in one. */
+static int fill_value(json_cursor *c)
+{
+    if (fill_past_ws(c) != 0)
+        return -1;
+    parser *p = &c->p;
+    size_t i = 0, depth = 0; /* i: from p->pos, which a refill moves */
+    int in_string = 0, escaped = 0, scalar = -1;
+    for (;;) {
+        for (; p->pos + i < p->len; i++) {
+            char ch = p->s[p->pos + i];
+            if (scalar < 0)
+                scalar = ch != '"' && ch != '{' && ch != '[';
+            if (scalar) {
+                if (!scalar_byte(ch))
+                    return 0;
+            } else if (in_string) {
+                if (escaped)
+                    escaped = 0;
+                else if (ch == '\\')
+                    escaped = 1;
+                else if (ch == '"') {
+                    in_string = 0;
+                    if (depth == 0)
+                        return 0;
+                }
+            } else if (ch == '"') {
+                in_string = 1;
+            } else if (ch == '{' || ch == '[') {
+                depth++;
+            } else if ((ch == '}' || ch == ']') && --depth == 0) {
+                return 0;
+            }
+        }
+        if (c->eof)
+            return 0;
+        if (refill(c) != 0)
+            return -1;
+    }
+}
+
+/* use_doc: d, emptied, is where the next parse writes. */
+static void use_doc(json_cursor *c, json_doc *d)
+{
+    arena_reset(d);
+    c->p.doc = d;
+}
+
+json_cursor *json_cursor_new(const char *text, size_t len, json_read_fn read, void *ctx, char *err,
+                             size_t errcap)
+{
+    if (err && errcap)
+        err[0] = '\0';
+    json_cursor *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        if (err && errcap)
+            snprintf(err, errcap, "%s", strerror(ENOMEM));
+        return NULL;
+    }
+    c->p = (parser){read ? "" : text, read ? 0 : len, 0, &c->values, err, errcap, 0, 1, 1};
+    c->read = read;
+    c->ctx = ctx;
+    c->eof = read == NULL;
+    return c;
+}
+
+void json_cursor_free(json_cursor *c)
+{
+    if (c == NULL)
+        return;
+    arena_reset(&c->keys);
+    arena_reset(&c->values);
+    free(c->keys.blocks);
+    free(c->values.blocks);
+    free(c->buf);
+    free(c);
+}
+
+int json_cursor_enter(json_cursor *c, json_kind kind)
+{
+    if (c->p.failed || fill_past_ws(c) != 0)
+        return -1;
+    char opener = kind == JSON_OBJECT ? '{' : kind == JSON_ARRAY ? '[' : 0;
+    if (opener == 0 || peek(&c->p) != opener)
+        return 0;
+    if (c->depth >= JSON_MAX_DEPTH)
+        return fail(&c->p, "nested deeper than %d levels", JSON_MAX_DEPTH), -1;
+    c->stack[c->depth++] = (open_container){opener == '{' ? '}' : ']', 1};
+    c->p.pos++;
+    return 1;
+}
+
+/* member_name: a member's name and its ':' (the position at the name). */
+static int member_name(json_cursor *c, const char **key, size_t *key_len)
+{
+    char b[16];
+    if (peek(&c->p) != '"')
+        return fail(&c->p, "expected a member name (a string), found %s",
+                    describe(&c->p, b, sizeof b)),
+               -1;
+    if (fill_value(c) != 0)
+        return -1;
+    use_doc(c, &c->keys);
+    json_value *k = parse_string(&c->p);
+    if (k == NULL || fill_past_ws(c) != 0)
+        return -1;
+    if (peek(&c->p) != ':')
+        return fail(&c->p, "expected ':', found %s", describe(&c->p, b, sizeof b)), -1;
+    c->p.pos++;
+    if (key != NULL)
+        *key = k->str;
+    if (key_len != NULL)
+        *key_len = k->len;
+    return 0;
+}
+
+int json_cursor_next(json_cursor *c, const char **key, size_t *key_len)
+{
+    if (c->p.failed || c->depth == 0 || fill_past_ws(c) != 0)
+        return -1;
+    open_container *top = &c->stack[c->depth - 1];
+    int at_closer = peek(&c->p) == top->closer;
+    if (!top->first && !at_closer) {
+        char b[16];
+        if (peek(&c->p) != ',')
+            return fail(&c->p, "expected ',' or '%c', found %s", top->closer,
+                        describe(&c->p, b, sizeof b)),
+                   -1;
+        c->p.pos++;
+        if (fill_past_ws(c) != 0)
+            return -1;
+    } else if (at_closer) {
+        c->p.pos++;
+        c->depth--;
+        return 0;
+    }
+    top->first = 0;
+    if (top->closer == '}')
+        return member_name(c, key, key_len) == 0 ? 1 : -1;
+    return 1;
+}
+
+const json_value *json_cursor_value(json_cursor *c)
+{
+    if (c->p.failed || fill_value(c) != 0)
+        return NULL;
+    use_doc(c, &c->values);
+    json_value *v = parse_value(&c->p, (int)c->depth);
+    return c->p.failed ? NULL : v;
+}
+
+int json_cursor_end(json_cursor *c)
+{
+    if (c->p.failed || fill_past_ws(c) != 0)
+        return -1;
+    if (c->depth > 0 || c->p.pos < c->p.len) {
+        char b[16];
+        return fail(&c->p, "unexpected %s after the value", describe(&c->p, b, sizeof b)), -1;
+    }
+    return 0;
+}
+
+int json_cursor_finish(json_cursor *c)
+{
+    while (c->depth > 0) {
+        int k;
+        while ((k = json_cursor_next(c, NULL, NULL)) > 0)
+            if (json_cursor_value(c) == NULL)
+                return -1;
+        if (k < 0)
+            return -1;
+    }
+    return json_cursor_end(c);
 }

@@ -9,8 +9,13 @@
  * U+0000). Numbers keep their text and, when they are integers that fit,
  * an int64/uint64 value.
  *
- * Owns: the parser and the tree. Must not: know what a plan or an index
- * holds (act/ and dedup/ do), print anything, or exit.
+ * A big document (a plan of a million files) can also be read piece by
+ * piece through a cursor: the caller enters the containers it expects and
+ * asks for the values inside them one at a time, each parsed into a small
+ * tree that the next request reuses.
+ *
+ * Owns: the parser, the tree and the cursor. Must not: know what a plan
+ * or an index holds (act/ and dedup/ do), print anything, or exit.
  */
 #ifndef HB_CLI_JSON_READ_H
 #define HB_CLI_JSON_READ_H
@@ -62,5 +67,53 @@ void json_free(json_doc *d);
 /* json_get: the member named key of object v, or NULL (not an object,
  * or no such member; the last one when a key repeats). */
 const json_value *json_get(const json_value *v, const char *key);
+
+/* ---- reading piece by piece ------------------------------------------- */
+
+typedef struct json_cursor json_cursor;
+
+/* A source of text for a cursor: up to cap bytes into buf; returns their
+ * count, 0 at the end, or -1 with errno set (EINTR: called again). */
+typedef long (*json_read_fn)(void *ctx, char *buf, size_t cap);
+
+/* json_cursor_new: a cursor over one document: text[0..len) (read NULL;
+ * text must outlive the cursor), or what read(ctx, ...) gives (text
+ * NULL), held a window at a time. err (at least 160 bytes) receives the
+ * first error: the whole-document parser's message and place ("line 3,
+ * column 7: expected ',' or '}'"), or a read error's strerror. Returns
+ * NULL when out of memory (err says so). */
+json_cursor *json_cursor_new(const char *text, size_t len, json_read_fn read, void *ctx, char *err,
+                             size_t errcap);
+
+/* json_cursor_free: releases the cursor and its last key and value. */
+void json_cursor_free(json_cursor *c);
+
+/* json_cursor_enter: when the next value (after white space) is of kind
+ * (JSON_OBJECT or JSON_ARRAY), enters it: returns 1. Returns 0, with
+ * nothing read, when it is anything else (json_cursor_value then reads
+ * it, or reports what is wrong in it), -1 on an error. */
+int json_cursor_enter(json_cursor *c, json_kind kind);
+
+/* json_cursor_next: in the container entered last: 1 when a member or an
+ * item follows (for an object, its name is read: *key (NUL-terminated,
+ * valid until the next call) and *key_len, either may be NULL; its value
+ * is next), 0 when the container ends (it is left), -1 on an error. */
+int json_cursor_next(json_cursor *c, const char **key, size_t *key_len);
+
+/* json_cursor_value: parses the next value whole (an item, a member's
+ * value, or the document when nothing was entered). Returns it, valid
+ * until the next call on c, or NULL on an error. */
+const json_value *json_cursor_value(json_cursor *c);
+
+/* json_cursor_end: after the outermost container was left (or its value
+ * read): only white space until the end? 0, else -1 with the error. */
+int json_cursor_end(json_cursor *c);
+
+/* json_cursor_finish: reads the rest of the document for its syntax
+ * alone: every container still open to its end, then json_cursor_end.
+ * Call it between items or members (a caller that found something wrong
+ * in a value it read, to report a syntax error further on first, as
+ * json_parse would). Returns 0, or -1 with the error. */
+int json_cursor_finish(json_cursor *c);
 
 #endif /* HB_CLI_JSON_READ_H */

@@ -11,8 +11,9 @@
  * directory entry is reported twice.
  *
  * Owns: traversal order, path joining, loop detection, the once rule,
- * and the events' causes. Must not: open regular files or special files, print, or stop
- * on an error (errors are events).
+ * the events' causes, and (walk_opts.roots) each argument's root. Must
+ * not: open regular files or special files, print, or stop on an error
+ * (errors are events).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -49,7 +50,8 @@ typedef struct {
     fileid_set entered; /* once: every directory entered */
     arg_entry *args;    /* once: the file arguments reported */
     size_t nargs, capargs;
-    size_t links; /* once: symlinked directories being walked */
+    size_t links;   /* once: symlinked directories being walked */
+    size_t argi;    /* the argument being walked (its walk_root) */
     stat_ahead *sa; /* stats each directory's entries on every core */
 } walker;
 
@@ -266,6 +268,29 @@ static int once_enter(walker *w, const struct stat *st, int linked)
     return fileid_set_add(&w->entered, id);
 }
 
+/* note_root: with o->roots, records path[0..len) (NULL: the current
+ * path) and st as the current argument's root. 0 or ENOMEM. */
+static int note_root(walker *w, const char *path, size_t len, const struct stat *st)
+{
+    if (w->o->roots == NULL)
+        return 0;
+    walk_root *r = &w->o->roots[w->argi];
+    free(r->path);
+    if ((r->path = path ? strndup(path, len) : strdup(w->path)) == NULL)
+        return ENOMEM;
+    r->dev = st->st_dev;
+    r->ino = st->st_ino;
+    return 0;
+}
+
+void walk_roots_free(walk_root *roots, size_t n)
+{
+    for (size_t i = 0; roots != NULL && i < n; i++) {
+        free(roots[i].path);
+        roots[i].path = NULL;
+    }
+}
+
 /* enter_dir: opens the directory at name (relative to parent_fd; the
  * current path for an argument) that stat said is st, checks it is still
  * that directory, and walks it. */
@@ -281,6 +306,8 @@ static int enter_dir(walker *w, int parent_fd, const char *name, const struct st
                     depth);
     int linked = w->o->once && via_symlink(w, parent_fd, name, depth);
     int rc = once_enter(w, st, linked);
+    if (rc < 0 && depth == 0)
+        return note_root(w, NULL, 0, st); /* walked already, from another argument */
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY;
@@ -293,6 +320,10 @@ static int enter_dir(walker *w, int parent_fd, const char *name, const struct st
     if (fstat(fd, &now) != 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino) {
         close(fd);
         return emit(w, WALK_ERROR, NULL, EAGAIN, "replaced during the walk", depth);
+    }
+    if (depth == 0 && (rc = note_root(w, NULL, 0, &now)) != 0) {
+        close(fd);
+        return rc;
     }
     w->links += (size_t)linked;
     rc = walk_children(w, fd, &now, depth);
@@ -328,13 +359,20 @@ static int stat_entry(walker *w, int parent_fd, const char *name, size_t depth,
     return e;
 }
 
-/* arg_parent: the directory that holds the argument path (its text up to
- * the last slash; "." when there is none). Returns 0 or an errno value. */
-static int arg_parent(const char *path, fileid *out)
+/* arg_dir: the directory that holds the argument path, as written (its
+ * text up to the last slash; "/" for "/name"; "." when there is none).
+ * Returns a malloc'd string, or NULL (ENOMEM). */
+static char *arg_dir(const char *path)
 {
     const char *slash = strrchr(path, '/');
     size_t len = slash == NULL ? 0 : slash == path ? 1 : (size_t)(slash - path);
-    char *dir = slash == NULL ? strdup(".") : strndup(path, len);
+    return slash == NULL ? strdup(".") : strndup(path, len);
+}
+
+/* arg_parent: the identity of arg_dir(path). Returns 0 or an errno value. */
+static int arg_parent(const char *path, fileid *out)
+{
+    char *dir = arg_dir(path);
     if (dir == NULL)
         return ENOMEM;
     struct stat st;
@@ -342,6 +380,22 @@ static int arg_parent(const char *path, fileid *out)
     free(dir);
     out->dev = st.st_dev;
     out->ino = st.st_ino;
+    return rc;
+}
+
+/* note_file_root: with o->roots, records the directory holding the file
+ * argument being walked as its root (none when it cannot be stat-ed).
+ * 0 or ENOMEM. */
+static int note_file_root(walker *w)
+{
+    if (w->o->roots == NULL)
+        return 0;
+    char *dir = arg_dir(w->path);
+    if (dir == NULL)
+        return ENOMEM;
+    struct stat st;
+    int rc = stat(dir, &st) == 0 ? note_root(w, dir, strlen(dir), &st) : 0;
+    free(dir);
     return rc;
 }
 
@@ -405,6 +459,8 @@ static int visit(walker *w, int parent_fd, const char *name, size_t depth, const
         rc = emit_error(w, e, depth);
     else if (dangling)
         rc = emit(w, WALK_SYMLINK, &st, 0, "dangling symbolic link (skipped)", depth);
+    else if (S_ISREG(st.st_mode) && depth == 0 && (rc = note_file_root(w)) != 0)
+        ; /* out of memory */
     else if (S_ISREG(st.st_mode))
         rc = emit(w, WALK_FILE, &st, 0, "", depth);
     else if (S_ISDIR(st.st_mode))
@@ -435,6 +491,7 @@ int walk_paths(char *const *paths, size_t n, const walk_opts *opts, walk_fn fn, 
         memcpy(w.path, paths[i], l + 1);
         w.len = l;
         w.nanc = 0;
+        w.argi = i;
         rc = visit(&w, AT_FDCWD, paths[i], 0, NULL);
     }
     sa_close(w.sa);

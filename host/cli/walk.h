@@ -75,7 +75,26 @@ typedef struct {
      * reported each: hard links, and with follow_symlinks the paths
      * through a symbolic link to a directory. */
     int once;
+    /* NULL (default), or one walk_root per path, zeroed, that the walk
+     * fills (free their paths with walk_roots_free). */
+    struct walk_root *roots;
 } walk_opts;
+
+/* Where an argument was walked from, for a caller that must find its
+ * files again beneath it: a directory argument itself (path as given,
+ * identity as the walk opened it); for a regular file, the directory
+ * that holds it as written (its text up to the last slash, "/" for
+ * "/name", "." when it has no slash), as stat(2) saw it. path stays NULL
+ * for an argument that is neither, could not be reached, or was passed
+ * over (with once, a file already reported). */
+typedef struct walk_root {
+    char *path; /* malloc'd */
+    dev_t dev;
+    ino_t ino;
+} walk_root;
+
+/* walk_roots_free: frees the n roots' paths (the array is the caller's). */
+void walk_roots_free(walk_root *roots, size_t n);
 
 /* walk_opts_init: the defaults (no following, recursive). */
 void walk_opts_init(walk_opts *o);

@@ -139,6 +139,8 @@ typedef struct {
     atomic_int stop_scan;       /* set by another thread: the scan stops (ECANCELED) */
     struct dd_cache *cache;     /* the hash cache when --cache (dedup_cache.c) */
     struct dd_dirs *dirs;       /* duplicate directories when --dirs (dedup_dirs.c) */
+    struct walk_root *roots;    /* one per DIR argument: where the walk started (walk.h) */
+    size_t nroots;
 } dd_run;
 
 /* ---- dedup_scan.c ------------------------------------------------------ */
@@ -315,5 +317,9 @@ void dd_print(const dd_run *r);
 
 /* dd_print_summary: the one-line totals on f. */
 void dd_print_summary(const dd_run *r, FILE *f);
+
+/* dd_root_listed: is r->roots[i] a root of the plan: reached, and not a
+ * repeat of an earlier one (same path, same identity)? */
+int dd_root_listed(const dd_run *r, size_t i);
 
 #endif /* HB_CLI_DEDUP_H */

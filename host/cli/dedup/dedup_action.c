@@ -3,7 +3,8 @@
  * scan's groups acted on directly, through the very code `hashbatch link`
  * and `remove` run on a plan (act/): the groups become a plan (each path
  * with its inode's device, inode number and modification time, as the
- * scan saw them), and act_run checks every pair again before it acts.
+ * scan saw them, and the roots the walk started from, as `dedup --json`
+ * prints them), and act_run checks every pair again before it acts.
  *
  * Owns: checking --action, --keep, --dry-run and --log, and turning the
  * groups into a plan. Must not: act on files itself (act/ does).
@@ -15,6 +16,7 @@
 #include "act.h"
 #include "cli.h"
 #include "dedup_action.h"
+#include "walk.h"
 
 /* kind_of: the act_kind --action names; -1 for anything else. */
 static int kind_of(const char *text)
@@ -42,10 +44,15 @@ int dd_action_check(const dd_opts *o)
     return -1;
 }
 
-/* to_plan: r's groups as a plan. Returns 0 or ENOMEM. */
+/* to_plan: r's roots and groups as a plan. Returns 0 or ENOMEM. */
 static int to_plan(const dd_run *r, act_plan *p)
 {
     static const char hexdig[] = "0123456789abcdef";
+    for (size_t i = 0; i < r->nroots; i++)
+        if (dd_root_listed(r, i) &&
+            act_plan_add_root(p, r->roots[i].path, (uint64_t)r->roots[i].dev,
+                              (uint64_t)r->roots[i].ino) != 0)
+            return ENOMEM;
     for (size_t g = 0; g < r->ngroups; g++) {
         const dd_group *gr = &r->groups[g];
         char hex[41] = "";

@@ -11,7 +11,12 @@
  * a NUL and each group with one more (jdupes -0). JSON paths that are not
  * UTF-8 also carry their bytes in hex ("path_hex"), since a JSON string
  * cannot hold them. File entries carry mtime_ns, so that a plan read
- * later (`link`, `remove`) can tell a file changed since.
+ * later (`link`, `remove`) can tell a file changed since, and "roots"
+ * comes first: each DIR argument as given (for a FILE argument, the
+ * directory holding it as written) with its device and inode as the walk
+ * saw them, so that an action reaches every file beneath its root and
+ * can tell the root was replaced (a merge has none: its indexes do not
+ * record their roots' identities).
  *
  * With --dirs, the groups of identical directories (dedup_dirs.c) come
  * first: in the text layouts their paths end in '/', in JSON they are
@@ -33,6 +38,7 @@
 #include "dedup.h"
 #include "dedup_dirs.h"
 #include "utf8.h"
+#include "walk.h"
 
 /* Totals of a run, as reported. */
 typedef struct {
@@ -165,6 +171,36 @@ void dd_put_json_path(FILE *f, const char *name)
         put_hex(f, (const uint8_t *)name, strlen(name));
         fputc('"', f);
     }
+}
+
+int dd_root_listed(const dd_run *r, size_t i)
+{
+    const walk_root *x = &r->roots[i];
+    if (x->path == NULL)
+        return 0;
+    for (size_t j = 0; j < i; j++) {
+        const walk_root *y = &r->roots[j];
+        if (y->path != NULL && y->dev == x->dev && y->ino == x->ino &&
+            strcmp(y->path, x->path) == 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* print_json_roots: "roots", where the walk started (dd_root_listed). */
+static void print_json_roots(const dd_run *r)
+{
+    size_t listed = 0;
+    printf("  \"roots\": [");
+    for (size_t i = 0; i < r->nroots; i++) {
+        if (!dd_root_listed(r, i))
+            continue;
+        printf("%s\n    {", listed++ ? "," : "");
+        dd_put_json_path(stdout, r->roots[i].path);
+        printf(", \"device\": %ju, \"inode\": %ju}", (uintmax_t)r->roots[i].dev,
+               (uintmax_t)r->roots[i].ino);
+    }
+    printf("%s],\n", listed ? "\n  " : "");
 }
 
 /* print_json_dirs: "directory_groups" (--dirs only). */
@@ -383,6 +419,7 @@ void dd_print(const dd_run *r)
         break;
     case DD_JSON:
         printf("{\n");
+        print_json_roots(r);
         print_json_dirs(r);
         print_json_groups(r);
         print_json_rest(r);
