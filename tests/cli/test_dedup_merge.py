@@ -9,6 +9,15 @@ not exist yields groups marked as proven by SHA-1 only, in --json, text,
 grouped. Bad indexes (not an index, a truncated line, a missing field, a
 count that does not match, no file) are rejected naming the file and line.
 
+One file listed under two hosts (a shared store, cloned machines, an index
+with its host renamed) is one file: never its own duplicate, no bytes
+reclaimable, counted once; one index given twice (or with a copy of
+itself) counts its files once and changes no group; records of one file
+that disagree on its SHA-1 leave it out, reported; and a real duplicate
+between two hosts' indexes, both files reachable here, is still grouped,
+proven by bytes. As root (else said skipped), an overlay mount and its
+lower layer indexed apart are one file when merged: no bytes reclaimable.
+
 Usage: test_dedup_merge.py PATH/TO/hashbatch
 """
 import csv
@@ -196,6 +205,186 @@ def check_bad(chk, exe, top, good):
     chk.check(b"missing.jsonl" in proc.stderr, "a missing index is named")
 
 
+def rewrite(src, dst, host=None, path=None, sha1=None, extra=None):
+    """A copy of index src: its header's host set to host; each file's
+    path passed through path(bytes) -> bytes, its sha1 through
+    sha1(path, hex) -> hex (None: kept), and the members of extra set."""
+    with open(src, "rb") as f:
+        lines = [json.loads(line.decode()) for line in f.read().split(b"\n") if line]
+    if host is not None:
+        lines[0]["host"] = host
+    for rec in lines[1:]:
+        p = bytes.fromhex(rec["path_hex"]) if "path_hex" in rec else rec["path"].encode()
+        if path is not None:
+            p = path(p)
+            rec["path"] = p.decode("utf-8", "replace")
+            if "path_hex" in rec:
+                rec["path_hex"] = p.hex()
+        if sha1 is not None:
+            rec["sha1"] = sha1(p, rec["sha1"])
+        rec.update(extra or {})
+    with open(dst, "wb") as f:
+        f.write(b"".join(json.dumps(x).encode() + b"\n" for x in lines))
+
+
+def merge_json(chk, exe, indexes, what, status=0):
+    proc = dedup(exe, ["-q", "--json", "--merge"] + indexes)
+    chk.status(proc, status, "--merge of %s" % what)
+    if proc.returncode not in (0, 1) or not proc.stdout:
+        return {"groups": [], "summary": {}}, set(), proc
+    doc, groups = dc.parse_json(proc.stdout)
+    return doc, groups, proc
+
+
+def no_name_twice(chk, doc, what):
+    names = [(f.get("host"), f.get("path_hex", f["path"])) for g in doc["groups"]
+             for f in g["files"]]
+    chk.check(len(names) == len(set(names)), "%s: no name is listed twice" % what,
+              repr(sorted(names)))
+
+
+def check_one_file_two_hosts(chk, exe, top):
+    """One store, listed by this machine and by others (same device, inode,
+    size and mtime): one file, not a group of duplicates."""
+    tree = os.path.join(top, b"store")
+    dc.write(os.path.join(tree, b"only"), os.urandom(4000))
+    dc.write(os.path.join(tree, b"other"), os.urandom(5000))
+    here = os.path.join(top, b"store-here.jsonl")
+    proc = dedup(exe, ["-q", "--index-out", here, tree])
+    chk.status(proc, 0, "--index-out of the store")
+    node2 = os.path.join(top, b"store-node2.jsonl")  # the same index, renamed
+    node3 = os.path.join(top, b"store-node3.jsonl")  # mounted elsewhere there
+    rewrite(here, node2, host="node2")
+    rewrite(here, node3, host="node3", path=lambda p: b"/mnt/node3" + p)
+    for what, idx in (("this host and node2 (one store, same paths)", [here, node2]),
+                      ("this host and node3 (mounted elsewhere)", [here, node3]),
+                      ("node2 and node3 (neither is this host)", [node2, node3]),
+                      ("three hosts", [node3, here, node2])):
+        doc, groups, _ = merge_json(chk, exe, idx, what)
+        chk.check(not groups, "%s: a file is not its own duplicate" % what,
+                  json.dumps(doc["groups"], indent=1)[:2000])
+        chk.check(doc["summary"].get("reclaimable_bytes") == 0,
+                  "%s: nothing reclaimable" % what, repr(doc["summary"]))
+        chk.check(doc["summary"].get("files_scanned") == 2,
+                  "%s: two files scanned" % what, repr(doc["summary"]))
+    # with filesystems named ("fs"): agreeing, or unknown on one side, they
+    # join the records; disagreeing, they keep them apart, but both names
+    # reach one file here, which is never compared with itself
+    fs = {}
+    for name, value in (("fs1", 1), ("fs2", 2)):
+        fs[name] = os.path.join(top, b"store-node2-%s.jsonl" % name.encode())
+        rewrite(here, fs[name], host="node2", extra={"fs": value})
+    fs_here = os.path.join(top, b"store-here-fs1.jsonl")
+    rewrite(here, fs_here, extra={"fs": 1})
+    for what, idx in (("one filesystem named twice", [fs_here, fs["fs1"]]),
+                      ("a filesystem named once", [here, fs["fs2"]]),
+                      ("two filesystems, one file here", [fs_here, fs["fs2"]])):
+        doc, groups, _ = merge_json(chk, exe, idx, what)
+        chk.check(not groups and doc["summary"].get("reclaimable_bytes") == 0 and
+                  doc["summary"].get("files_scanned") == 2,
+                  "%s: one file, not its own duplicate" % what,
+                  repr(doc["summary"]) + "\n" + describe(groups))
+    text = dedup(exe, ["--merge", here, node2])
+    chk.check(b"0 duplicate files in 0 groups" in text.stderr and b"2 files scanned" in text.stderr,
+              "this host and node2: the totals", clitest.show(text.stderr))
+
+
+def check_index_twice(chk, exe, top):
+    """One index given twice, or with a copy of itself: its files once."""
+    tree = os.path.join(top, b"twice")
+    data = os.urandom(3000)
+    dc.write(os.path.join(tree, b"x"), data)
+    dc.write(os.path.join(tree, b"y"), data)
+    dc.write(os.path.join(tree, b"z"), os.urandom(3000))
+    os.link(os.path.join(tree, b"z"), os.path.join(tree, b"z-link"))
+    idx = os.path.join(top, b"twice.jsonl")
+    proc = dedup(exe, ["-q", "--index-out", idx, tree])
+    chk.status(proc, 0, "--index-out of twice/")
+    copy = os.path.join(top, b"twice-copy.jsonl")
+    rewrite(idx, copy)
+    once, want, _ = merge_json(chk, exe, [idx], "one index")
+    chk.check(once["summary"].get("files_scanned") == 4, "one index: 4 files scanned",
+              repr(once["summary"]))
+    for what, args in (("one index twice", [idx, idx]), ("an index and its copy", [idx, copy]),
+                       ("one index three times", [copy, idx, copy])):
+        doc, got, _ = merge_json(chk, exe, args, what)
+        chk.check(doc["summary"].get("files_scanned") == 4,
+                  "%s: its files counted once" % what, repr(doc["summary"]))
+        chk.check(got == want, "%s: the groups of one index" % what,
+                  "got:\n%s\nwant:\n%s" % (describe(got), describe(want)))
+        chk.check(doc["summary"] == once["summary"], "%s: the totals of one index" % what,
+                  "%r\n%r" % (doc["summary"], once["summary"]))
+        no_name_twice(chk, doc, what)
+    # one file whose records disagree on its SHA-1 (it changed between
+    # the scans): left out, reported, never grouped
+    stale = os.path.join(top, b"twice-stale.jsonl")
+    rewrite(idx, stale, sha1=lambda p, h: "0" * 40 if p.endswith(b"/x") else h)
+    doc, got, proc = merge_json(chk, exe, [idx, stale], "an index and a stale copy", 1)
+    links = {frozenset([os.path.join(tree, b"z"), os.path.join(tree, b"z-link")])}
+    chk.check(got == links and b"changed between the scans" in proc.stderr,
+              "a file listed with two SHA-1s is left out, reported (the others stay)",
+              describe(got) + "\n" + clitest.show(proc.stderr))
+
+
+def check_same_machine_two_hosts(chk, exe, top):
+    """A real duplicate between the indexes of two hosts, both files
+    reachable here (the hosts are this machine): grouped, by bytes."""
+    data = os.urandom(4000)
+    p, q = os.path.join(top, b"host-a"), os.path.join(top, b"host-b")
+    dc.write(os.path.join(p, b"f"), data)
+    dc.write(os.path.join(q, b"g"), data)
+    dc.write(os.path.join(q, b"h"), os.urandom(4000))
+    ia, ib = os.path.join(top, b"host-a.jsonl"), os.path.join(top, b"host-b.jsonl")
+    for d, i in ((p, ia), (q, ib)):
+        chk.status(dedup(exe, ["-q", "--index-out", i, d]), 0, "--index-out of %s" % d.decode())
+    ib2 = os.path.join(top, b"host-b-node2.jsonl")
+    rewrite(ib, ib2, host="node2")
+    for what, idx in (("this host and node2", [ia, ib2]), ("node2 and this host", [ib2, ia])):
+        doc, groups, _ = merge_json(chk, exe, idx, what)
+        want = {frozenset([os.path.join(p, b"f"), os.path.join(q, b"g")])}
+        chk.check(groups == want, "%s: the duplicate is grouped" % what, describe(groups))
+        g = doc["groups"][0] if doc["groups"] else {}
+        chk.check(g.get("proof") == "bytes" and g.get("distinct_files") == 2 and
+                  g.get("reclaimable_bytes") == 4000,
+                  "%s: two distinct files, proven by bytes, 4000 bytes reclaimable" % what,
+                  repr({k: v for k, v in g.items() if k != "files"}))
+        hosts = sorted(f["host"] for f in g.get("files", []))
+        chk.check("node2" in hosts and len(set(hosts)) == 2, "%s: each file's host" % what,
+                  repr(hosts))
+        chk.check(doc["summary"].get("files_scanned") == 3, "%s: 3 files scanned" % what,
+                  repr(doc["summary"]))
+
+
+def check_overlay(chk, exe, top):
+    """merged/x (overlayfs) and lower/x, indexed apart, merged: one file
+    seen twice (same inode number, the overlay's own st_dev), never its
+    own duplicate. Root only: skipped otherwise, or where no overlay can
+    be mounted."""
+    base = os.path.join(top, b"ovl")
+    for d in (b"lower", b"upper", b"work", b"merged"):
+        os.makedirs(os.path.join(base, d))
+    dc.write(os.path.join(base, b"lower", b"x"), os.urandom(3000))
+    opts = b"lowerdir=%s/lower,upperdir=%s/upper,workdir=%s/work" % (base, base, base)
+    merged = os.path.join(base, b"merged")
+    if os.geteuid() != 0 or clitest.run(["mount", "-t", "overlay", "overlay", "-o", opts,
+                                         merged]).returncode != 0:
+        print("test_dedup_merge: overlay case skipped (needs root and an overlay mount)")
+        return
+    try:
+        idx = []
+        for d in (merged, os.path.join(base, b"lower")):
+            idx.append(d + b".jsonl")
+            chk.status(dedup(exe, ["-q", "--index-out", idx[-1], d]), 0,
+                       "--index-out of %s" % d.decode())
+        doc, groups, _ = merge_json(chk, exe, idx, "an overlay and its lower layer")
+        chk.check(all(g["distinct_files"] == 1 for g in doc["groups"]) and
+                  doc["summary"].get("reclaimable_bytes") == 0,
+                  "an overlay and its lower layer: one file, nothing reclaimable",
+                  json.dumps(doc, indent=1)[:2000])
+    finally:
+        clitest.run(["umount", merged])
+
+
 def main():
     global CHK
     exe = clitest.binary()
@@ -211,6 +400,10 @@ def main():
         check_sha1_only(chk, exe, out, indexes, want)
         check_split_collision(chk, exe, top)
         check_bad(chk, exe, top, indexes[0])
+        check_one_file_two_hosts(chk, exe, top)
+        check_index_twice(chk, exe, top)
+        check_same_machine_two_hosts(chk, exe, top)
+        check_overlay(chk, exe, top)
     chk.finish()
 
 

@@ -8,9 +8,15 @@
  *    "roots": [...], "time": "YYYY-MM-DDThh:mm:ssZ", "min_size": N,
  *    "empty": false, "files": N}
  *   {"size": N, "prefix_sha1": HEX, "sha1": HEX, "device": D, "inode": I,
- *    "mtime_ns": T, "class": C, "path": P[, "path_hex": HEX]}
+ *    "mtime_ns": T, "class": C, "path": P[, "path_hex": HEX][, "fs": F]}
  *
  * "files" counts the lines that follow, so a truncated index is caught.
+ * "host" is the scanning machine's name: a merge takes records of one
+ * host and path, and records of one device, inode, size and mtime (from
+ * any host), for one file. "fs" is the file's filesystem (fs_id.h's
+ * nonzero number; absent where it could not be had, and in indexes
+ * written before it: unknown); where two such records both carry one,
+ * they are one file only when it agrees.
  * "class" is the scan's own: files of one class were proven equal byte
  * for byte; two classes with one SHA-1 are a collision, which tells the
  * merge that this SHA-1 alone proves nothing.
@@ -20,6 +26,7 @@
  * Owns: the index format and writing it. Must not: decide groups.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -32,6 +39,7 @@
 #include "cli.h"
 #include "dedup_cache.h"
 #include "dedup_dirs.h"
+#include "fs_id.h"
 
 #define INDEX_VERSION 1
 
@@ -170,6 +178,16 @@ static void put_header(FILE *f, const dd_run *r, size_t count)
             when, r->o->min_size, r->o->empty ? "true" : "false", count);
 }
 
+/* put_fs: ", \"fs\": F" for inode k, asked of its first path (the one
+ * its device is of: fs_id.c asks the kernel once per device), or nothing
+ * when it cannot be had. */
+static void put_fs(FILE *f, const dd_run *r, uint32_t k)
+{
+    fs_id id;
+    if (fs_id_at(AT_FDCWD, dd_inode_name(r, k), r->inodes[k].dev, &id) == 0 && id.fs != 0)
+        fprintf(f, ", \"fs\": %" PRIu64, id.fs);
+}
+
 /* put_lines: the header and one line per listed path, in walk order. */
 static void put_lines(FILE *f, const dd_run *r, const uint8_t *l, size_t count)
 {
@@ -187,6 +205,7 @@ static void put_lines(FILE *f, const dd_run *r, const uint8_t *l, size_t count)
                 ", \"class\": %" PRIu32 ", ",
                 (uintmax_t)k->dev, (uintmax_t)k->ino, dd_mtime_ns(k), k->cls);
         dd_put_json_path(f, dd_path_name(r, (uint32_t)i));
+        put_fs(f, r, r->paths[i].inode);
         fputs("}\n", f);
     }
 }
