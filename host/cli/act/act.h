@@ -71,6 +71,7 @@ typedef struct {
     size_t nroots;
     char **hosts; /* the other machines named by files' "host" */
     size_t nhosts;
+    struct act_names *names; /* where the paths and hosts above are kept (act_plan.c) */
 } act_plan;
 
 /* How a run goes. */
@@ -118,19 +119,79 @@ int act_keep_parse(const char *text, act_keep *k);
  * else from lstat now; ties go to the earlier file. */
 long act_keep_choose(const act_plan *p, const act_group *g, const act_keep *k);
 
+/* ---- act_place.c ------------------------------------------------------ */
+
+typedef struct act_places act_places;
+
+/* act_places_new: where the files of plan p are (p must outlive it).
+ * Returns NULL when out of memory. */
+act_places *act_places_new(const act_plan *p);
+
+/* act_places_free: closes the roots it opened. NULL is fine. */
+void act_places_free(act_places *pl);
+
+/* act_place_dir: opens the folder holding f (O_PATH), beneath the root
+ * it was found under, no symbolic link followed; *leaf is its last
+ * name (in f->path). Returns the descriptor, or -1 with *why (a static
+ * reason: a symbolic link in the path, a root replaced) or errno. */
+int act_place_dir(act_places *pl, const act_file *f, const char **leaf, const char **why);
+
+/* act_place_root: the index of the root f is found under (-1: none) and,
+ * in *rel, where f's path below that root starts. */
+long act_place_root(const act_places *pl, const act_file *f, size_t *rel);
+
+/* ---- act_temp.c ------------------------------------------------------- */
+
+#define ACT_TEMP_CAP 64
+
+typedef struct act_temps act_temps;
+
+/* A temporary that another (interrupted) run left in a folder. */
+typedef struct {
+    int dir;          /* the folder (O_PATH, owned) */
+    char *dir_path;   /* the folder as the plan writes it, for messages */
+    uint64_t dir_dev, dir_ino;
+    char *name;
+    int settled;      /* removed or put back by this run */
+} act_leftover;
+
+/* act_temps_new: this run's names (a fresh random run id). NULL: ENOMEM. */
+act_temps *act_temps_new(void);
+
+/* act_temps_free: NULL is fine. */
+void act_temps_free(act_temps *t);
+
+/* act_temp_next: a name no run has used, into out. */
+void act_temp_next(act_temps *t, char out[ACT_TEMP_CAP]);
+
+/* act_temps_visit: the first time dir is seen in this run, lists the
+ * temporaries other runs left in it. dir_path[0..dir_len) names it for
+ * messages. Returns 0, or -1 (errno). */
+int act_temps_visit(act_temps *t, int dir, const char *dir_path, size_t dir_len);
+
+/* act_temps_in: the leftovers listed in dir (*n of them), or NULL. */
+act_leftover *act_temps_in(act_temps *t, int dir, size_t *n);
+
+/* act_temps_all: every leftover listed in this run (*n of them). */
+act_leftover *act_temps_all(act_temps *t, size_t *n);
+
 /* ---- act_check.c ------------------------------------------------------- */
 
-/* The state of one file now, as the re-check saw it. */
+/* One file of a pair as this run reached it. */
 typedef struct {
-    int fd; /* open read-only (-1: not open) */
-    struct stat st;
+    int dir;          /* the folder holding it (O_PATH), -1: not reached */
+    const char *leaf; /* its name there (points into the plan's path) */
+    int fd;           /* the file, open read-only (-1: not open) */
+    struct stat st;   /* as it was opened */
 } act_open_file;
 
-/* act_open_checked: opens f->path read-only (never following a link)
- * and checks it is a regular file with the plan's device, inode and
- * size (and mtime when the plan has it). Returns 0, else -1 with *why a
- * static reason ("changed since the scan: inode") or, for system errors,
- * *err_no set (then *why is NULL). */
+#define ACT_OPEN_FILE_INIT {-1, NULL, -1, {0}}
+
+/* act_open_checked: opens o->leaf in o->dir read-only (never following a
+ * link) and checks it is a regular file with the plan's device, inode
+ * and size (and mtime when the plan has it). Returns 0, else -1 with
+ * *why a static reason ("changed since the scan: inode") or, for system
+ * errors, *err_no set (then *why is NULL). */
 int act_open_checked(const act_file *f, uint64_t size, act_open_file *o, const char **why,
                      int *err_no);
 
@@ -139,15 +200,14 @@ int act_open_checked(const act_file *f, uint64_t size, act_open_file *o, const c
  * error (errno set). */
 int act_same_bytes(int a, int b, uint64_t size);
 
-/* act_unchanged: does path still name the file o opened, unmodified
- * (device, inode, size, mtime and ctime as o->st)? */
-int act_unchanged(const char *path, const act_open_file *o);
+/* act_same_content: does o's descriptor still show the size and mtime it
+ * was opened with (the ctime may move: a new link, a rename)? */
+int act_same_content(const act_open_file *o);
 
-/* act_same_content: like act_unchanged, but the ctime may have moved (a
- * new hard link to the file changes it): for the kept file. */
-int act_same_content(const char *path, const act_open_file *o);
+/* act_name_is: does o->leaf in o->dir name o's file now? */
+int act_name_is(const act_open_file *o);
 
-/* act_close: closes o's descriptor if open. */
+/* act_close: closes o's descriptors (file and folder) if open. */
 void act_close(act_open_file *o);
 
 /* ---- act_reflink.c ----------------------------------------------------- */
@@ -167,37 +227,57 @@ int act_reflink_unsupported(int e);
 
 /* ---- act_ops.c --------------------------------------------------------- */
 
-/* act_temp_name: the temporary name beside path: ".NAME.hashbatch-tmp" in
- * path's directory. Returns a malloc'd string or NULL. */
-char *act_temp_name(const char *path);
+/* act_symlink_target_below: the target a symbolic link at link_rel gets
+ * to kept_rel, both paths below one root (where no name is a symbolic
+ * link, so "." and ".." are resolved by their text): relative between
+ * them. Returns a malloc'd string, or NULL (errno: EXDEV when ".." climbs
+ * above the root, ENOMEM). */
+char *act_symlink_target_below(const char *kept_rel, const char *link_rel);
 
-/* act_symlink_target: the target a symbolic link at link_path to kept
- * gets: relative to the link's directory (both resolved with realpath).
- * Returns a malloc'd string, or NULL with errno. */
-char *act_symlink_target(const char *kept, const char *link_path);
+/* act_symlink_target: the target a symbolic link in folder link_dir to
+ * the kept file (its folder kept_dir, its name kept_leaf) gets: relative
+ * between the two folders as the kernel names them (both were resolved
+ * without following a link). Returns a malloc'd string, or NULL (errno). */
+char *act_symlink_target(int kept_dir, const char *kept_leaf, int link_dir);
 
-/* The atomic replacements: the new name is made at tmp, given what the
- * kind allows of old's metadata, checked, and renamed over path; on any
- * failure tmp is removed and path is untouched. old is the replaced
- * file's open state (re-checked just before the rename); kept is the
- * kept file's. Return 0, else -1 with *why (a static reason) or errno. */
-int act_replace_hard(const char *kept_path, const act_open_file *kept, const char *path,
-                     const act_open_file *old, const char *tmp, const char **why);
-int act_replace_symlink(const char *target, const act_open_file *kept, const char *path,
-                        const act_open_file *old, const char *tmp, const char **why);
-int act_replace_clone(const act_open_file *kept, const char *path, const act_open_file *old,
-                      const char *tmp, const char **why);
+/* act_make_link: makes, at a fresh temporary name in old->dir (written to
+ * tmp), what is to replace old: a hard link of kept's very inode, a
+ * symbolic link to target, or a FICLONE copy of kept given old's mode,
+ * owner and times (an owner that cannot be kept is an error, *why). The
+ * result is checked to lead to kept; *made is its lstat. Returns 0, else -1 with *why or
+ * errno (and nothing is left behind). */
+int act_make_link(act_kind kind, act_temps *t, const act_open_file *kept, const act_open_file *old,
+                  const char *target, char tmp[ACT_TEMP_CAP], struct stat *made,
+                  const char **why);
 
-/* act_remove_checked: unlinks path if it still is old, unmodified.
- * Returns 0, else -1 with *why or errno. */
-int act_remove_checked(const char *path, const act_open_file *old, const char **why);
+/* act_swap_in: exchanges tmp and old->leaf in old->dir (RENAME_EXCHANGE)
+ * and checks that what left the name is old's file, unmodified; if not,
+ * exchanges them back and removes tmp. Returns 0, else -1 with *why or
+ * errno. */
+int act_swap_in(const act_open_file *old, const struct stat *made, const char *tmp,
+                const char **why);
 
-/* act_drop_leftover: removes tmp if an interrupted run left it there (for
- * a hard link: a link to kept or old; a symbolic link: one to target;
- * a clone: a regular file no bigger than size). Returns 0 when tmp is
- * free now, -1 when something else holds the name. */
-int act_drop_leftover(const char *tmp, act_kind kind, const act_open_file *kept,
-                      const act_open_file *old, const char *target, uint64_t size);
+/* act_hide: renames old->leaf to a fresh temporary name (tmp) in the same
+ * folder (RENAME_NOREPLACE) and checks that it is old's file,
+ * unmodified; if not, renames it back. Returns 0, else -1 (*why/errno). */
+int act_hide(act_temps *t, const act_open_file *old, char tmp[ACT_TEMP_CAP], const char **why);
+
+/* act_commit: removes tmp in old->dir, which must still be old's file.
+ * Returns 0, else -1 (*why/errno). */
+int act_commit(const act_open_file *old, const char *tmp, const char **why);
+
+/* act_undo_swap: exchanges tmp (old's file) back to old->leaf and removes
+ * the link then at tmp if it still is the one made (made). Returns 0,
+ * else -1 (errno): then old's file is at tmp. */
+int act_undo_swap(const act_open_file *old, const struct stat *made, const char *tmp);
+
+/* act_unhide: renames tmp back to old->leaf (RENAME_NOREPLACE). Returns
+ * 0, else -1 (errno: EEXIST when the name was taken meanwhile). */
+int act_unhide(const act_open_file *old, const char *tmp);
+
+/* act_leads_to: does name in dir lead to kept's file (its own inode, a
+ * hard link of it, or a symbolic link that resolves to it)? 1 yes, 0 no. */
+int act_leads_to(int dir, const char *name, const act_open_file *kept);
 
 /* ---- act_log.c --------------------------------------------------------- */
 

@@ -1,9 +1,10 @@
 /*
  * act_check.c - the re-check before an action: the file the plan names
- * is opened (never through a symbolic link), shown to be the very file
- * the scan saw (device, inode, size, and mtime when the plan has it), and
- * compared byte for byte with the kept one. Just before the change, the
- * path is shown to still name that file, unmodified since it was read.
+ * is opened by its last name in the folder act_place.c resolved (never
+ * through a symbolic link), shown to be the very file the scan saw
+ * (device, inode, size, and mtime when the plan has it), and compared
+ * byte for byte with the kept one. Every check is made on descriptors:
+ * the file's own, and its folder's with the file's last name.
  *
  * Owns: those checks. Must not: change anything, print, or exit.
  */
@@ -43,7 +44,7 @@ int act_open_checked(const act_file *f, uint64_t size, act_open_file *o, const c
 {
     *why = NULL;
     *err_no = 0;
-    o->fd = open(f->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    o->fd = openat(o->dir, o->leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (o->fd < 0) {
         *err_no = errno;
         if (errno == ELOOP)
@@ -113,38 +114,27 @@ int act_same_bytes(int a, int b, uint64_t size)
     return rc;
 }
 
-/* same_state: device, inode, size and mtime of now, path_st and o; and
- * the ctime too when with_ctime. */
-static int same_state(const struct stat *now, const struct stat *path_st, const act_open_file *o,
-                      int with_ctime)
+int act_same_content(const act_open_file *o)
 {
-    return now->st_dev == o->st.st_dev && now->st_ino == o->st.st_ino &&
-           path_st->st_dev == o->st.st_dev && path_st->st_ino == o->st.st_ino &&
-           now->st_size == o->st.st_size && now->st_mtim.tv_sec == o->st.st_mtim.tv_sec &&
-           now->st_mtim.tv_nsec == o->st.st_mtim.tv_nsec &&
-           (!with_ctime || (now->st_ctim.tv_sec == o->st.st_ctim.tv_sec &&
-                            now->st_ctim.tv_nsec == o->st.st_ctim.tv_nsec));
+    struct stat now;
+    return fstat(o->fd, &now) == 0 && now.st_size == o->st.st_size &&
+           now.st_mtim.tv_sec == o->st.st_mtim.tv_sec &&
+           now.st_mtim.tv_nsec == o->st.st_mtim.tv_nsec;
 }
 
-int act_same_content(const char *path, const act_open_file *o)
+int act_name_is(const act_open_file *o)
 {
-    struct stat now, path_st;
-    if (fstat(o->fd, &now) != 0 || lstat(path, &path_st) != 0)
-        return 0;
-    return same_state(&now, &path_st, o, 0);
-}
-
-int act_unchanged(const char *path, const act_open_file *o)
-{
-    struct stat now, path_st;
-    if (fstat(o->fd, &now) != 0 || lstat(path, &path_st) != 0)
-        return 0;
-    return same_state(&now, &path_st, o, 1);
+    struct stat st;
+    return fstatat(o->dir, o->leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == o->st.st_dev &&
+           st.st_ino == o->st.st_ino;
 }
 
 void act_close(act_open_file *o)
 {
     if (o->fd >= 0)
         close(o->fd);
+    if (o->dir >= 0)
+        close(o->dir);
     o->fd = -1;
+    o->dir = -1;
 }

@@ -25,13 +25,18 @@
 #include <unistd.h>
 
 #include "act.h"
+#include "beneath.h"
 #include "cli.h"
+#include "fs_id.h"
 
 typedef struct {
     const act_opts *o;
+    const act_plan *plan;
+    act_places *places;
+    act_temps *temps;
     act_log *log;
     int log_failed;
-    uint64_t done, already, skipped, failed, planned, bytes;
+    uint64_t done, already, skipped, failed, planned, bytes, cleaned;
 } run_state;
 
 /* One pair of a group being acted on. */
@@ -126,14 +131,29 @@ static int same_file(const struct stat *a, const struct stat *b)
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
+/* say_path: "VERB: DIR/NAME" on stdout, for the run's own housekeeping. */
+static void say_path(const char *verb, const char *dir, const char *name)
+{
+    printf("%s: ", verb);
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *full = malloc(n);
+    if (full != NULL) {
+        snprintf(full, n, "%s/%s", dir, name);
+        cli_quote_name(stdout, full);
+    }
+    free(full);
+    putchar('\n');
+}
+
 /* already_done: has an earlier run (or the user) done pr already? Sets
- * *reason when so. Returns 1 done, 0 not, -1 when the path cannot be
- * looked at (reported). */
+ * *reason when so. Returns 1 done, 0 not, -1 when the name cannot be
+ * looked at (reported). All on the folder's descriptor. */
 static int already_done(run_state *s, pair *pr, const char **reason)
 {
-    struct stat ls, ts;
+    struct stat ls;
     const act_kind k = s->o->kind;
-    if (lstat(pr->other->path, &ls) != 0) {
+    const act_open_file *o = &pr->other_open;
+    if (fstatat(o->dir, o->leaf, &ls, AT_SYMLINK_NOFOLLOW) != 0) {
         if (errno == ENOENT && k == ACT_REMOVE) {
             *reason = "removed before";
             return 1;
@@ -145,13 +165,16 @@ static int already_done(run_state *s, pair *pr, const char **reason)
         *reason = "a hard link of the kept file";
         return 1;
     }
-    if (S_ISLNK(ls.st_mode) && k == ACT_SYMLINK && stat(pr->other->path, &ts) == 0 &&
-        same_file(&ts, &pr->kept_open->st)) {
+    if (S_ISLNK(ls.st_mode) && k == ACT_SYMLINK && act_leads_to(o->dir, o->leaf, pr->kept_open)) {
         *reason = "a symbolic link to the kept file";
         return 1;
     }
+    if (k == ACT_REFLINK && S_ISREG(ls.st_mode) && pr->g->size == 0) {
+        *reason = "empty: there are no extents to share";
+        return 1;
+    }
     if (k == ACT_REFLINK && S_ISREG(ls.st_mode) && (uint64_t)ls.st_size == pr->g->size) {
-        int fd = open(pr->other->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        int fd = openat(o->dir, o->leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         int shared = fd >= 0 && act_shares_extents(pr->kept_open->fd, fd, pr->g->size);
         if (fd >= 0)
             close(fd);
@@ -163,9 +186,27 @@ static int already_done(run_state *s, pair *pr, const char **reason)
     return 0;
 }
 
-/* compare: the byte proof for pr. Returns 1 equal, else 0 (reported). */
+/* one_file_twice: is the name the kept file itself, seen through another
+ * mount (overlayfs shows a lower file under its own device)? */
+static int one_file_twice(const pair *pr)
+{
+    struct stat st;
+    const act_open_file *o = &pr->other_open;
+    if (fstatat(o->dir, o->leaf, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return 0;
+    const struct stat *k = &pr->kept_open->st;
+    return st.st_dev != k->st_dev && fs_id_one_file(st.st_dev, st.st_ino, k->st_dev, k->st_ino);
+}
+
+/* compare: the byte proof for pr, on the descriptors, and shown to hold
+ * while it ran. Returns 1 equal, else 0 (reported). */
 static int compare(run_state *s, pair *pr)
 {
+    struct stat before, after;
+    if (fstat(pr->other_open.fd, &before) != 0) {
+        outcome_errno(s, pr, "cannot be read", errno);
+        return 0;
+    }
     int eq = act_same_bytes(pr->kept_open->fd, pr->other_open.fd, pr->g->size);
     if (eq < 0) {
         outcome_errno(s, pr, "cannot be read", errno);
@@ -176,8 +217,9 @@ static int compare(run_state *s, pair *pr)
                 "its bytes differ from the kept file's (a SHA-1 collision, or changed)");
         return 0;
     }
-    if (!act_same_content(pr->kept->path, pr->kept_open) ||
-        !act_unchanged(pr->other->path, &pr->other_open)) {
+    if (!act_same_content(pr->kept_open) || !act_same_content(&pr->other_open) ||
+        fstat(pr->other_open.fd, &after) != 0 || after.st_ctim.tv_sec != before.st_ctim.tv_sec ||
+        after.st_ctim.tv_nsec != before.st_ctim.tv_nsec) {
         outcome(s, pr, "skipped", "changed while it was compared");
         return 0;
     }
@@ -213,40 +255,213 @@ static int dedupe_in_place(run_state *s, pair *pr)
     return 1;
 }
 
-/* replace: makes the link at the temporary name and renames it over. */
+/* failed_op: reports a step that failed with *why or errno. */
+static void failed_op(run_state *s, pair *pr, const char *why, const char *what)
+{
+    if (why)
+        outcome(s, pr, "skipped", why);
+    else if (s->o->kind == ACT_REFLINK && act_reflink_unsupported(errno))
+        outcome_errno(s, pr, "cannot be reflinked: the filesystem does not share extents here",
+                      errno);
+    else
+        outcome_errno(s, pr, what, errno);
+}
+
+/* remove_one: hides the duplicate under a temporary name, proves its
+ * bytes there, then removes it, or puts it back. */
+static void remove_one(run_state *s, pair *pr)
+{
+    char tmp[ACT_TEMP_CAP];
+    const char *why;
+    if (act_hide(s->temps, &pr->other_open, tmp, &why) != 0) {
+        failed_op(s, pr, why, "cannot be removed");
+        return;
+    }
+    log_line(s, pr, "begin", NULL, tmp);
+    if (!compare(s, pr)) {
+        if (act_unhide(&pr->other_open, tmp) != 0)
+            outcome_errno(s, pr, "cannot be put back from its temporary name", errno);
+        return;
+    }
+    if (act_commit(&pr->other_open, tmp, &why) == 0)
+        outcome(s, pr, "done", NULL);
+    else
+        failed_op(s, pr, why, "cannot be removed");
+}
+
+/* symlink_target: the target of the symbolic link replacing pr's
+ * duplicate. Below one root, from the plan's paths: nothing there is a
+ * symbolic link, and the names of folders above may change while the
+ * run goes on (a root exchanged with a link). Across roots, from the
+ * kernel's names of the two folders, both resolved. */
+static char *symlink_target(run_state *s, const pair *pr)
+{
+    size_t kr, orr;
+    long ki = act_place_root(s->places, pr->kept, &kr);
+    long oi = act_place_root(s->places, pr->other, &orr);
+    if (ki >= 0 && ki == oi)
+        return act_symlink_target_below(pr->kept->path + kr, pr->other->path + orr);
+    return act_symlink_target(pr->kept_open->dir, pr->kept_open->leaf, pr->other_open.dir);
+}
+
+/* replace: makes the link at a fresh temporary name, exchanges it with
+ * the duplicate, proves the duplicate's bytes, then removes it, or
+ * exchanges back. */
 static void replace(run_state *s, pair *pr)
 {
     const act_kind k = s->o->kind;
     const char *why = NULL;
-    char *target = NULL, *tmp = act_temp_name(pr->other->path);
-    if (tmp == NULL || (k == ACT_SYMLINK &&
-                        (target = act_symlink_target(pr->kept->path, pr->other->path)) == NULL)) {
+    char tmp[ACT_TEMP_CAP], *target = NULL;
+    struct stat made;
+    if (k == ACT_SYMLINK && (target = symlink_target(s, pr)) == NULL) {
         outcome_errno(s, pr, "cannot be replaced", errno ? errno : ENOMEM);
-        goto out;
+        return;
     }
-    if (act_drop_leftover(tmp, k, pr->kept_open, &pr->other_open, target, pr->g->size) != 0) {
-        outcome(s, pr, "skipped", "its temporary name (.NAME.hashbatch-tmp) is taken");
-        goto out;
-    }
-    log_line(s, pr, "begin", NULL, tmp);
-    int rc = k == ACT_HARD ? act_replace_hard(pr->kept->path, pr->kept_open, pr->other->path,
-                                              &pr->other_open, tmp, &why)
-             : k == ACT_SYMLINK
-                 ? act_replace_symlink(target, pr->kept_open, pr->other->path, &pr->other_open, tmp,
-                                       &why)
-                 : act_replace_clone(pr->kept_open, pr->other->path, &pr->other_open, tmp, &why);
-    if (rc == 0)
+    if (act_make_link(k, s->temps, pr->kept_open, &pr->other_open, target, tmp, &made, &why) != 0)
+        failed_op(s, pr, why, "cannot be replaced");
+    else if (log_line(s, pr, "begin", NULL, tmp),
+             act_swap_in(&pr->other_open, &made, tmp, &why) != 0)
+        failed_op(s, pr, why, "cannot be replaced");
+    else if (!compare(s, pr)) {
+        if (act_undo_swap(&pr->other_open, &made, tmp) != 0)
+            outcome_errno(s, pr, "cannot be put back from its temporary name", errno);
+    } else if (act_commit(&pr->other_open, tmp, &why) == 0)
         outcome(s, pr, "done", NULL);
-    else if (why)
-        outcome(s, pr, "skipped", why);
-    else if (k == ACT_REFLINK && act_reflink_unsupported(errno))
-        outcome_errno(s, pr, "cannot be reflinked: the filesystem does not share extents here",
-                      errno);
     else
-        outcome_errno(s, pr, "cannot be replaced", errno);
-out:
-    free(tmp);
+        failed_op(s, pr, why, "cannot be replaced");
     free(target);
+}
+
+/* open_leftover: the leftover l open read-only, or -1. */
+static int open_leftover(const act_leftover *l)
+{
+    return openat(l->dir, l->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+}
+
+/* leftover_equal: does leftover l hold the kept file's bytes? */
+static int leftover_equal(const act_leftover *l, const pair *pr, const struct stat *st)
+{
+    if ((uint64_t)st->st_size != pr->g->size)
+        return 0;
+    int fd = open_leftover(l);
+    int eq = fd >= 0 && act_same_bytes(pr->kept_open->fd, fd, pr->g->size) == 1;
+    if (fd >= 0)
+        close(fd);
+    return eq;
+}
+
+/* restore_duplicate: the duplicate of pr, moved to leftover l by an
+ * interrupted run, put back where the scan saw it: renamed back to a
+ * free name, or exchanged with the link that took its name. */
+static int restore_duplicate(const act_leftover *l, const pair *pr)
+{
+    const act_open_file *o = &pr->other_open;
+    if (renameat2(l->dir, l->name, o->dir, o->leaf, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EEXIST || !act_leads_to(o->dir, o->leaf, pr->kept_open) ||
+        renameat2(l->dir, l->name, o->dir, o->leaf, RENAME_EXCHANGE) != 0)
+        return -1;
+    return act_leads_to(l->dir, l->name, pr->kept_open) ? unlinkat(l->dir, l->name, 0) : 0;
+}
+
+/* settle_duplicate: leftover l is pr's duplicate itself. Returns 1
+ * settled (removed or put back), 0 not. */
+static int settle_duplicate(run_state *s, const act_leftover *l, const pair *pr,
+                            const struct stat *st)
+{
+    const act_open_file *o = &pr->other_open;
+    struct stat now;
+    int name_free = fstatat(o->dir, o->leaf, &now, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT;
+    int name_linked = !name_free && act_leads_to(o->dir, o->leaf, pr->kept_open);
+    int equal = leftover_equal(l, pr, st);
+    if (equal && (name_linked || (name_free && s->o->kind == ACT_REMOVE)))
+        return unlinkat(l->dir, l->name, 0) == 0; /* the interrupted action, finished */
+    if (name_free || name_linked)
+        return restore_duplicate(l, pr) == 0;
+    return 0;
+}
+
+/* settle_one: settles leftover l if it belongs to pr. 1 settled, 0 not. */
+static int settle_one(run_state *s, const act_leftover *l, const pair *pr)
+{
+    struct stat st;
+    if (fstatat(l->dir, l->name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT;
+    const struct stat *k = &pr->kept_open->st;
+    if (same_file(&st, k) || (S_ISLNK(st.st_mode) && act_leads_to(l->dir, l->name, pr->kept_open)))
+        return unlinkat(l->dir, l->name, 0) == 0; /* a link to the kept file */
+    if (!S_ISREG(st.st_mode))
+        return 0;
+    if ((uint64_t)st.st_dev == pr->other->dev && (uint64_t)st.st_ino == pr->other->ino)
+        return settle_duplicate(s, l, pr, &st);
+    if (st.st_nlink == 1 && (st.st_size == 0 || leftover_equal(l, pr, &st)))
+        return unlinkat(l->dir, l->name, 0) == 0; /* a copy of the kept file */
+    return 0;
+}
+
+/* settle_leftovers: what interrupted runs left in pr's folder that is
+ * pr's to settle. */
+static void settle_leftovers(run_state *s, pair *pr)
+{
+    size_t n;
+    act_leftover *l = act_temps_in(s->temps, pr->other_open.dir, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (l[i].settled || s->o->dry_run || !settle_one(s, &l[i], pr))
+            continue;
+        l[i].settled = 1;
+        s->cleaned++;
+        say_path("cleaned up a temporary of an interrupted run", l[i].dir_path, l[i].name);
+    }
+}
+
+/* report_leftovers: the temporaries no pair of the plan settled. */
+static void report_leftovers(run_state *s)
+{
+    size_t n;
+    act_leftover *l = act_temps_all(s->temps, &n);
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        if (l[i].settled || fstatat(l[i].dir, l[i].name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        fflush(stdout);
+        size_t len = strlen(l[i].dir_path) + strlen(l[i].name) + 2;
+        char *full = malloc(len);
+        if (full)
+            snprintf(full, len, "%s/%s", l[i].dir_path, l[i].name);
+        fprintf(stderr, "%s: ", CLI_PROGRAM);
+        cli_quote_name(stderr, full ? full : l[i].name);
+        fprintf(stderr, ": skipped: a temporary left by an interrupted run that holds neither "
+                        "a kept file's bytes nor a duplicate of this plan: left as it is\n");
+        free(full);
+        s->skipped++;
+    }
+}
+
+/* reach_other: resolves the folder of pr's duplicate and lists what
+ * interrupted runs left there. Returns 0, else -1 (reported). */
+static int reach_other(run_state *s, pair *pr)
+{
+    const char *why;
+    act_open_file *o = &pr->other_open;
+    o->dir = act_place_dir(s->places, pr->other, &o->leaf, &why);
+    if (o->dir < 0) {
+        if (why)
+            outcome(s, pr, "skipped", why);
+        else if (errno == ENOENT && s->o->kind == ACT_REMOVE)
+            outcome(s, pr, "already", "removed before");
+        else
+            outcome_errno(s, pr, "cannot be reached", errno);
+        return -1;
+    }
+    size_t dir_len;
+    bn_leaf(pr->other->path, &dir_len);
+    if (!s->o->dry_run && act_temps_visit(s->temps, o->dir, dir_len ? pr->other->path : ".",
+                                          dir_len ? dir_len : 1) != 0) {
+        outcome_errno(s, pr, "its folder cannot be listed", errno);
+        return -1;
+    }
+    settle_leftovers(s, pr);
+    return 0;
 }
 
 /* act_pair: checks pr again and acts on it. */
@@ -254,34 +469,42 @@ static void act_pair(run_state *s, pair *pr)
 {
     const char *reason = NULL;
     int err_no;
+    if (pr->other->host != ACT_THIS_HOST) {
+        char text[320];
+        snprintf(text, sizeof text, "not on this host (it is on %s): left alone",
+                 s->plan->hosts[pr->other->host]);
+        outcome(s, pr, "skipped", text);
+        return;
+    }
+    if (reach_other(s, pr) != 0)
+        goto out;
     int d = already_done(s, pr, &reason);
     if (d != 0) {
         if (d > 0)
             outcome(s, pr, "already", reason);
-        return;
+        goto out;
+    }
+    if (one_file_twice(pr)) {
+        outcome(s, pr, "skipped",
+                "the kept file itself, seen through another mount (overlayfs): not a "
+                "duplicate, left alone");
+        goto out;
     }
     if (act_open_checked(pr->other, pr->g->size, &pr->other_open, &reason, &err_no) != 0) {
         if (reason)
             outcome(s, pr, "skipped", reason);
         else
             outcome_errno(s, pr, "cannot be opened", err_no);
-        return;
+        goto out;
     }
     if (s->o->kind == ACT_REFLINK && !s->o->clone_only && !s->o->dry_run && dedupe_in_place(s, pr))
         goto out;
-    if (!compare(s, pr))
-        goto out;
-    if (s->o->dry_run)
-        outcome(s, pr, "planned", NULL);
-    else if (s->o->kind == ACT_REMOVE) {
-        const char *why;
-        if (act_remove_checked(pr->other->path, &pr->other_open, &why) == 0)
-            outcome(s, pr, "done", NULL);
-        else if (why)
-            outcome(s, pr, "skipped", why);
-        else
-            outcome_errno(s, pr, "cannot be removed", errno);
-    } else
+    if (s->o->dry_run) {
+        if (compare(s, pr))
+            outcome(s, pr, "planned", NULL);
+    } else if (s->o->kind == ACT_REMOVE)
+        remove_one(s, pr);
+    else
         replace(s, pr);
 out:
     act_close(&pr->other_open);
@@ -294,13 +517,32 @@ static void skip_group(run_state *s, const act_plan *p, const act_group *g, long
     for (size_t i = 0; i < g->n; i++) {
         if ((long)i == kept)
             continue;
-        pair pr = {g,
-                   kept >= 0 ? &p->files[g->first + (size_t)kept] : NULL,
-                   NULL,
-                   &p->files[g->first + i],
-                   {-1, {0}}};
+        pair pr = {g, kept >= 0 ? &p->files[g->first + (size_t)kept] : NULL, NULL,
+                   &p->files[g->first + i], ACT_OPEN_FILE_INIT};
         outcome(s, &pr, "skipped", reason);
     }
+}
+
+/* open_kept: reaches and opens the file a group keeps. Returns 0, else
+ * -1 with the reason in text. */
+static int open_kept(run_state *s, const act_file *kept, uint64_t size, act_open_file *ko,
+                     char *text, size_t cap)
+{
+    const char *why = NULL;
+    int err_no = 0;
+    if (kept->host != ACT_THIS_HOST) {
+        snprintf(text, cap, "the file to keep, %s, is not on this host (it is on %s): left alone",
+                 kept->path, s->plan->hosts[kept->host]);
+        return -1;
+    }
+    ko->dir = act_place_dir(s->places, kept, &ko->leaf, &why);
+    if (ko->dir < 0)
+        err_no = errno;
+    else if (act_open_checked(kept, size, ko, &why, &err_no) == 0)
+        return 0;
+    snprintf(text, cap, "the file to keep, %s: %s", kept->path, why ? why : strerror(err_no));
+    act_close(ko);
+    return -1;
 }
 
 /* act_group: one group of the plan. */
@@ -321,20 +563,16 @@ static void act_group_run(run_state *s, const act_plan *p, const act_group *g)
         return;
     }
     const act_file *kept = &p->files[g->first + (size_t)ki];
-    act_open_file ko = {-1, {0}};
-    const char *why;
-    int err_no;
-    if (act_open_checked(kept, g->size, &ko, &why, &err_no) != 0) {
-        char text[300];
-        snprintf(text, sizeof text, "the file to keep, %s: %s", kept->path,
-                 why ? why : strerror(err_no));
+    act_open_file ko = ACT_OPEN_FILE_INIT;
+    char text[400];
+    if (open_kept(s, kept, g->size, &ko, text, sizeof text) != 0) {
         skip_group(s, p, g, ki, text);
         return;
     }
     for (size_t i = 0; i < g->n; i++) {
         if ((long)i == ki)
             continue;
-        pair pr = {g, kept, &ko, &p->files[g->first + i], {-1, {0}}};
+        pair pr = {g, kept, &ko, &p->files[g->first + i], ACT_OPEN_FILE_INIT};
         act_pair(s, &pr);
     }
     act_close(&ko);
@@ -361,12 +599,26 @@ int act_run(const act_plan *p, const act_opts *o)
     run_state s;
     memset(&s, 0, sizeof s);
     s.o = o;
+    s.plan = p;
+    s.places = act_places_new(p);
+    s.temps = act_temps_new();
+    if (s.places == NULL || s.temps == NULL) {
+        act_places_free(s.places);
+        act_temps_free(s.temps);
+        cli_error("%s: %s", o->cmd, strerror(ENOMEM));
+        return CLI_EXIT_FAILURE;
+    }
     if (o->log_path && (s.log = act_log_open(o->log_path)) == NULL) {
         cli_error_path(o->log_path, errno);
+        act_places_free(s.places);
+        act_temps_free(s.temps);
         return CLI_EXIT_FAILURE;
     }
     for (size_t g = 0; g < p->ngroups; g++)
         act_group_run(&s, p, &p->groups[g]);
+    report_leftovers(&s);
+    act_places_free(s.places);
+    act_temps_free(s.temps);
     if (act_log_close(s.log) != 0 && !s.log_failed) {
         s.log_failed = 1;
         cli_error_path(o->log_path, errno);

@@ -1,0 +1,40 @@
+/*
+ * beneath.h - reaching a file beneath a directory without following a
+ * symbolic link on the way, so that a path is resolved once and every
+ * later check and change is made on the descriptor of the directory
+ * that was resolved (the class of rsync's CVE-2024-12087/12088 and
+ * systemd-tmpfiles' CVE-2018-6954, which systemd's chase() and Go's
+ * os.Root avoid the same way).
+ *
+ * openat2(2) with RESOLVE_NO_SYMLINKS (and RESOLVE_BENEATH when asked)
+ * where the kernel has it; otherwise one component at a time with
+ * O_NOFOLLOW | O_DIRECTORY, refusing "..".
+ *
+ * Owns: that resolution and the splitting of a path into its folder and
+ * its last name. Must not: decide what a caller does with a refusal,
+ * print, or exit.
+ */
+#ifndef HB_CLI_BENEATH_H
+#define HB_CLI_BENEATH_H
+
+#include <stddef.h>
+
+/* bn_open_dir: opens the folder named by rel[0..len) (relative, no
+ * symbolic link followed in any of its components) from the folder base
+ * (a descriptor, or AT_FDCWD), O_PATH | O_DIRECTORY. len 0: base itself.
+ * With beneath, ".." may not climb above base. Returns the descriptor,
+ * or -1 with errno: ELOOP when a component is a symbolic link, EXDEV
+ * when rel leads outside base, ENOTDIR, ENOENT, EACCES as the kernel
+ * says. */
+int bn_open_dir(int base, const char *rel, size_t len, int beneath);
+
+/* bn_leaf: where the last name of path starts (after its last '/').
+ * *dir_len is the length of the folder part, its trailing slashes
+ * dropped (0: no folder part; a path in "/" keeps its one slash). */
+const char *bn_leaf(const char *path, size_t *dir_len);
+
+/* bn_leaf_ok: is leaf a name an action may act on (not empty, ".", or
+ * "..")? */
+int bn_leaf_ok(const char *leaf);
+
+#endif /* HB_CLI_BENEATH_H */
