@@ -58,6 +58,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
  * unknown one invalid; both list what runs. Returns CLI_EXIT_USAGE. */
 int cli_cpu_impl_invalid(const char *cmd, const char *from, const char *value);
 
+/* cli_watch_stdout: stdout through a stream that keeps the first write
+ * error's cause, for cli_finish_stdout (called once, first thing). */
+void cli_watch_stdout(void);
+
 /* Flushes stdout; on a write error reports it and returns
  * CLI_EXIT_FAILURE, else returns rc unchanged. */
 int cli_finish_stdout(int rc);

@@ -92,6 +92,7 @@ int main(int argc, char **argv)
      * numbers stay in the C locale (the JSON output depends on it). */
     setlocale(LC_CTYPE, "");
     setlocale(LC_MESSAGES, "");
+    cli_watch_stdout();
 
     if (argc < 2) {
         usage(stderr);
