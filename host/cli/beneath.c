@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,13 +20,13 @@
 
 #define DIR_FLAGS (O_PATH | O_DIRECTORY | O_CLOEXEC)
 
-/* openat2_dir: the kernel's resolution. Returns the descriptor, or -1
- * with errno (ENOSYS: no openat2 here). */
-static int openat2_dir(int base, const char *rel, int beneath)
+/* openat2_at: the kernel's resolution of rel from base, opened with
+ * flags. Returns the descriptor, or -1 with errno (ENOSYS: no openat2). */
+static int openat2_at(int base, const char *rel, int flags, int beneath)
 {
     struct open_how how;
     memset(&how, 0, sizeof how);
-    how.flags = DIR_FLAGS;
+    how.flags = (uint64_t)flags;
     how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | (beneath ? RESOLVE_BENEATH : 0);
     for (;;) {
         long fd = syscall(SYS_openat2, base, rel, &how, sizeof how);
@@ -82,11 +83,29 @@ int bn_open_dir(int base, const char *rel, size_t len, int beneath)
     }
     memcpy(copy, rel, len);
     copy[len] = '\0';
-    int fd = openat2_dir(base, copy, beneath);
+    int fd = openat2_at(base, copy, DIR_FLAGS, beneath);
     if (fd < 0 && (errno == ENOSYS || errno == EPERM))
         fd = walk_dir(base, copy, beneath); /* EPERM: a seccomp filter's refusal */
     int e = errno;
     free(copy);
+    errno = e;
+    return fd;
+}
+
+int bn_open_file(int base, const char *rel, int flags, int beneath)
+{
+    flags |= O_NOFOLLOW | O_CLOEXEC;
+    int fd = openat2_at(base, rel, flags, beneath);
+    if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
+        return fd;
+    size_t dir_len;
+    const char *leaf = bn_leaf(rel, &dir_len);
+    int dir = bn_open_dir(base, rel, dir_len, beneath);
+    if (dir < 0)
+        return -1;
+    fd = openat(dir, leaf, flags);
+    int e = errno;
+    close(dir);
     errno = e;
     return fd;
 }

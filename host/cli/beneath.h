@@ -28,6 +28,12 @@
  * says. */
 int bn_open_dir(int base, const char *rel, size_t len, int beneath);
 
+/* bn_open_file: opens the file rel names from base with flags, no
+ * symbolic link followed in any component, the last one included. With
+ * beneath, ".." may not climb above base. Returns the descriptor, or -1
+ * with errno as bn_open_dir's. */
+int bn_open_file(int base, const char *rel, int flags, int beneath);
+
 /* bn_leaf: where the last name of path starts (after its last '/').
  * *dir_len is the length of the folder part, its trailing slashes
  * dropped (0: no folder part; a path in "/" keeps its one slash). */

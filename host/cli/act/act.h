@@ -1,7 +1,8 @@
 /*
  * act.h - internal interfaces of `hashbatch link` and `hashbatch remove`
  * (and of `dedup --action`, which hands its groups over as a plan): the
- * plan (act_plan.c), the keep rules (act_keep.c), the re-check of a pair
+ * plan (act_plan.c), the keep rules (act_keep.c), where its files are
+ * (places.c, shared with dedup's reads), the re-check of a pair
  * (act_check.c), the filesystem's extent sharing (act_reflink.c), the
  * atomic operations (act_ops.c), the log (act_log.c) and the run that
  * ties them together (act_run.c).
@@ -118,27 +119,6 @@ int act_keep_parse(const char *text, act_keep *k);
  * newest where no file's time can be had). Times come from the plan,
  * else from lstat now; ties go to the earlier file. */
 long act_keep_choose(const act_plan *p, const act_group *g, const act_keep *k);
-
-/* ---- act_place.c ------------------------------------------------------ */
-
-typedef struct act_places act_places;
-
-/* act_places_new: where the files of plan p are (p must outlive it).
- * Returns NULL when out of memory. */
-act_places *act_places_new(const act_plan *p);
-
-/* act_places_free: closes the roots it opened. NULL is fine. */
-void act_places_free(act_places *pl);
-
-/* act_place_dir: opens the folder holding f (O_PATH), beneath the root
- * it was found under, no symbolic link followed; *leaf is its last
- * name (in f->path). Returns the descriptor, or -1 with *why (a static
- * reason: a symbolic link in the path, a root replaced) or errno. */
-int act_place_dir(act_places *pl, const act_file *f, const char **leaf, const char **why);
-
-/* act_place_root: the index of the root f is found under (-1: none) and,
- * in *rel, where f's path below that root starts. */
-long act_place_root(const act_places *pl, const act_file *f, size_t *rel);
 
 /* ---- act_temp.c ------------------------------------------------------- */
 

@@ -1,6 +1,6 @@
 /*
  * act_check.c - the re-check before an action: the file the plan names
- * is opened by its last name in the folder act_place.c resolved (never
+ * is opened by its last name in the folder places.c resolved (never
  * through a symbolic link), shown to be the very file the scan saw
  * (device, inode, size, and mtime when the plan has it), and compared
  * byte for byte with the kept one. Every check is made on descriptors:
@@ -16,8 +16,7 @@
 #include <unistd.h>
 
 #include "act.h"
-
-#define CMP_CHUNK ((size_t)1 << 20)
+#include "compare.h"
 
 /* stat_mtime_ns: st's modification time in nanoseconds. */
 static int64_t stat_mtime_ns(const struct stat *st)
@@ -63,55 +62,13 @@ int act_open_checked(const act_file *f, uint64_t size, act_open_file *o, const c
     return 0;
 }
 
-/* read_full: n bytes at offset off of fd into buf; returns the count
- * read (short only at the end of the file) or -1. */
-static ssize_t read_full(int fd, unsigned char *buf, size_t n, off_t off)
-{
-    size_t got = 0;
-    while (got < n) {
-        ssize_t k = pread(fd, buf + got, n - got, off + (off_t)got);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return -1;
-        if (k == 0)
-            break;
-        got += (size_t)k;
-    }
-    return (ssize_t)got;
-}
-
 int act_same_bytes(int a, int b, uint64_t size)
 {
-    unsigned char *ba = malloc(2 * CMP_CHUNK);
-    if (ba == NULL) {
-        errno = ENOMEM;
-        return -1;
-    }
-    unsigned char *bb = ba + CMP_CHUNK;
-    int rc = 1;
-    uint64_t off = 0;
-    for (;;) {
-        ssize_t ka = read_full(a, ba, CMP_CHUNK, (off_t)off);
-        ssize_t kb = read_full(b, bb, CMP_CHUNK, (off_t)off);
-        if (ka < 0 || kb < 0) {
-            rc = -1;
-            break;
-        }
-        if (ka != kb || memcmp(ba, bb, (size_t)ka) != 0) {
-            rc = 0;
-            break;
-        }
-        off += (uint64_t)ka;
-        if ((size_t)ka < CMP_CHUNK)
-            break;
-    }
-    if (rc == 1 && off != size)
-        rc = 0; /* both grew or shrank alike: not the files of the plan */
-    int e = errno;
-    free(ba);
-    errno = e;
-    return rc;
+    cmp_detail d;
+    cmp_result r = cmp_files(a, b, size, &d);
+    if (r == CMP_ERROR)
+        errno = d.err;
+    return r == CMP_EQUAL ? 1 : r == CMP_ERROR ? -1 : 0; /* a length off: changed */
 }
 
 int act_same_content(const act_open_file *o)

@@ -1,6 +1,6 @@
 /*
  * act_ops.c - the atomic operations, all on descriptors: the folder a
- * duplicate is in (resolved once, act_place.c) and the file's last name
+ * duplicate is in (resolved once, places.c) and the file's last name
  * there. A duplicate is never changed in place:
  *
  *   link:   the new name (a hard link of the kept inode itself, a

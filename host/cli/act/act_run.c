@@ -28,11 +28,12 @@
 #include "beneath.h"
 #include "cli.h"
 #include "fs_id.h"
+#include "places.h"
 
 typedef struct {
     const act_opts *o;
     const act_plan *plan;
-    act_places *places;
+    places *places;
     act_temps *temps;
     act_log *log;
     int log_failed;
@@ -297,8 +298,8 @@ static void remove_one(run_state *s, pair *pr)
 static char *symlink_target(run_state *s, const pair *pr)
 {
     size_t kr, orr;
-    long ki = act_place_root(s->places, pr->kept, &kr);
-    long oi = act_place_root(s->places, pr->other, &orr);
+    long ki = places_root_of(s->places, pr->kept->path, &kr);
+    long oi = places_root_of(s->places, pr->other->path, &orr);
     if (ki >= 0 && ki == oi)
         return act_symlink_target_below(pr->kept->path + kr, pr->other->path + orr);
     return act_symlink_target(pr->kept_open->dir, pr->kept_open->leaf, pr->other_open.dir);
@@ -443,7 +444,7 @@ static int reach_other(run_state *s, pair *pr)
 {
     const char *why;
     act_open_file *o = &pr->other_open;
-    o->dir = act_place_dir(s->places, pr->other, &o->leaf, &why);
+    o->dir = places_dir(s->places, pr->other->path, &o->leaf, &why);
     if (o->dir < 0) {
         if (why)
             outcome(s, pr, "skipped", why);
@@ -535,7 +536,7 @@ static int open_kept(run_state *s, const act_file *kept, uint64_t size, act_open
                  kept->path, s->plan->hosts[kept->host]);
         return -1;
     }
-    ko->dir = act_place_dir(s->places, kept, &ko->leaf, &why);
+    ko->dir = places_dir(s->places, kept->path, &ko->leaf, &why);
     if (ko->dir < 0)
         err_no = errno;
     else if (act_open_checked(kept, size, ko, &why, &err_no) == 0)
@@ -594,30 +595,43 @@ static void totals(const run_state *s)
                 CLI_PROGRAM, s->o->cmd, s->done, s->bytes, s->already, s->skipped, s->failed);
 }
 
+/* open_places: the plan's roots, opened (NULL: out of memory). */
+static places *open_places(const act_plan *p)
+{
+    places_root *roots = calloc(p->nroots ? p->nroots : 1, sizeof *roots);
+    if (roots == NULL)
+        return NULL;
+    for (size_t i = 0; i < p->nroots; i++)
+        roots[i] = (places_root){p->roots[i].path, p->roots[i].dev, p->roots[i].ino};
+    places *pl = places_new(roots, p->nroots);
+    free(roots);
+    return pl;
+}
+
 int act_run(const act_plan *p, const act_opts *o)
 {
     run_state s;
     memset(&s, 0, sizeof s);
     s.o = o;
     s.plan = p;
-    s.places = act_places_new(p);
+    s.places = open_places(p);
     s.temps = act_temps_new();
     if (s.places == NULL || s.temps == NULL) {
-        act_places_free(s.places);
+        places_free(s.places);
         act_temps_free(s.temps);
         cli_error("%s: %s", o->cmd, strerror(ENOMEM));
         return CLI_EXIT_FAILURE;
     }
     if (o->log_path && (s.log = act_log_open(o->log_path)) == NULL) {
         cli_error_path(o->log_path, errno);
-        act_places_free(s.places);
+        places_free(s.places);
         act_temps_free(s.temps);
         return CLI_EXIT_FAILURE;
     }
     for (size_t g = 0; g < p->ngroups; g++)
         act_group_run(&s, p, &p->groups[g]);
     report_leftovers(&s);
-    act_places_free(s.places);
+    places_free(s.places);
     act_temps_free(s.temps);
     if (act_log_close(s.log) != 0 && !s.log_failed) {
         s.log_failed = 1;

@@ -141,9 +141,12 @@ typedef struct {
     struct dd_dirs *dirs;       /* duplicate directories when --dirs (dedup_dirs.c) */
     struct walk_root *roots;    /* one per DIR argument: where the walk started (walk.h) */
     size_t nroots;
+    struct places *places;      /* the roots opened again for the reads (places.h); NULL
+                                   with -L and in a merge: paths are opened as written */
 } dd_run;
 
 /* ---- dedup_scan.c ------------------------------------------------------ */
+
 
 /* dd_scan: walks the n roots, recording regular files (and reporting what
  * is skipped), then builds the inodes. Returns 0, ENOMEM, or ECANCELED
@@ -168,6 +171,12 @@ void dd_fail_inode(dd_run *r, uint32_t k, const char *cause);
 void dd_free(dd_run *r);
 
 /* ---- dedup_read.c ------------------------------------------------------ */
+
+/* dd_open_inode: opens inode k by its first path with flags: beneath the
+ * root it was found under, no symbolic link followed (r->places), or as
+ * written. Returns the descriptor, or -1 with errno (ELOOP: a symbolic
+ * link on the way; EXDEV: out of its root; ESTALE: its root replaced). */
+int dd_open_inode(const dd_run *r, uint32_t k, int flags);
 
 /* One read of a file: want bytes from the start into buf. */
 typedef struct {

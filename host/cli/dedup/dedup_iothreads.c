@@ -65,7 +65,7 @@ static void locate(const dd_run *r, uint32_t inode, disk_key *k, dev_t *nofs, si
     int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
     if (!r->o->follow_symlinks)
         flags |= O_NOFOLLOW;
-    int fd = open(dd_inode_name(r, inode), flags);
+    int fd = dd_open_inode(r, inode, flags);
     if (fd < 0)
         return; /* the reader reports it */
     int e = disk_first_extent(fd, &k->pos);

@@ -3,7 +3,9 @@
  * the whole of many files on a few threads, and streaming byte-for-byte
  * comparison of two files.
  *
- * Every open checks that the path still names the inode the walk saw,
+ * Every open is made beneath the root the walk started from, with no
+ * symbolic link followed on the way (places.c; as written with -L), and
+ * checks that the path still names the inode the walk saw,
  * with the same size and modification time, and every read checks the
  * byte count against that size (files in /proc or /sys may claim sizes
  * their contents do not have) and the stat again afterwards. Nothing is
@@ -38,10 +40,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "compare.h"
 #include "dedup.h"
 #include "dedup_iothreads.h"
-
-#define COMPARE_CHUNK ((size_t)1 << 20)
+#include "places.h"
 
 static const char changed_cause[] = "changed during the scan (size, modification time or file "
                                     "differ from what the walk saw): left out";
@@ -61,6 +63,17 @@ static const char *errno_cause(int e, char *buf, size_t cap)
     return buf;
 }
 
+int dd_open_inode(const dd_run *r, uint32_t k, int flags)
+{
+    const char *why;
+    if (r->places == NULL)
+        return open(dd_inode_name(r, k), flags);
+    int fd = places_open(r->places, dd_inode_name(r, k), flags, &why);
+    if (fd < 0 && why != NULL)
+        errno = ESTALE; /* its root is not the scan's any more */
+    return fd;
+}
+
 /* open_checked: opens inode k by its first path, read-only and without
  * blocking, and checks it is still the walk's file. Returns the
  * descriptor, or -1 with *cause set. */
@@ -69,10 +82,12 @@ static int open_checked(const dd_run *r, uint32_t k, const char **cause, char *b
     int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
     if (!r->o->follow_symlinks)
         flags |= O_NOFOLLOW;
-    int fd = open(dd_inode_name(r, k), flags);
+    int fd = dd_open_inode(r, k, flags);
     if (fd < 0) {
         int e = errno;
-        *cause = e == ELOOP || e == ENOENT ? changed_cause : errno_cause(e, buf, cap);
+        *cause = e == ELOOP || e == ENOENT || e == EXDEV || e == ESTALE
+                     ? changed_cause
+                     : errno_cause(e, buf, cap);
         if (e == ENOENT)
             *cause = "vanished during the scan: left out";
         return -1;
@@ -84,25 +99,6 @@ static int open_checked(const dd_run *r, uint32_t k, const char **cause, char *b
         return -1;
     }
     return fd;
-}
-
-/* read_full: reads up to n bytes (EINTR and short reads retried until the
- * end of the file). Returns the count, or -1 with errno set. */
-static ssize_t read_full(int fd, unsigned char *buf, size_t n)
-{
-    size_t got = 0;
-    while (got < n) {
-        size_t ask = n - got > (size_t)SSIZE_MAX ? (size_t)SSIZE_MAX : n - got;
-        ssize_t k = read(fd, buf + got, ask);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return -1;
-        if (k == 0)
-            break;
-        got += (size_t)k;
-    }
-    return (ssize_t)got;
 }
 
 /* hint_whole: tells the kernel that fd's first n bytes are read now, in
@@ -153,11 +149,11 @@ static void read_one(const dd_run *r, dd_read_item *it)
         return;
     if (it->whole && it->want > DD_PREFIX_BYTES)
         hint_whole(fd, it->want); /* a prefix read needs no hint */
-    ssize_t got = read_full(fd, it->buf, it->want);
+    ssize_t got = cmp_read_full(fd, it->buf, it->want, -1);
     unsigned char extra;
     ssize_t more = 0;
     if (got >= 0 && (size_t)got == it->want && it->whole)
-        more = read_full(fd, &extra, 1);
+        more = cmp_read_full(fd, &extra, 1, -1);
     judge(r, it, fd, got, more);
     close(fd);
 }
@@ -404,42 +400,25 @@ int dd_files_equal(const dd_run *r, uint32_t a, uint32_t b, uint32_t *bad, const
     }
     (void)posix_fadvise(fa, 0, 0, POSIX_FADV_SEQUENTIAL); /* hints only */
     (void)posix_fadvise(fb, 0, 0, POSIX_FADV_SEQUENTIAL);
-    /* The two buffers live as long as the program: fresh ones for every
-     * pair would cost a page fault per 4 KiB each time. Only the calling
-     * thread of the stages compares files, one pair at a time. */
-    static unsigned char *ba, *bb;
-    if (ba == NULL)
-        ba = malloc(COMPARE_CHUNK);
-    if (bb == NULL)
-        bb = malloc(COMPARE_CHUNK);
+    cmp_detail d;
     int result = -1;
-    *cause = "out of memory";
-    for (uint64_t left = r->inodes[a].size; ba != NULL && bb != NULL;) {
-        size_t want = left < COMPARE_CHUNK ? (size_t)left : COMPARE_CHUNK;
-        ssize_t ga = read_full(fa, ba, want + (left < COMPARE_CHUNK));
-        ssize_t gb = read_full(fb, bb, want + (left < COMPARE_CHUNK));
-        if (ga < 0 || gb < 0) {
-            *bad = ga < 0 ? a : b;
-            *cause = errno_cause(errno, buf, cap);
-            break;
-        }
-        if ((size_t)ga != want || (size_t)gb != want) {
-            *bad = (size_t)ga != want ? a : b;
-            *cause = changed_cause; /* shorter or longer than its size */
-            break;
-        }
-        if (memcmp(ba, bb, want) != 0) {
-            if (prefix_differs != NULL && left == r->inodes[a].size) /* the first chunk */
-                *prefix_differs =
-                    memcmp(ba, bb, want < DD_PREFIX_BYTES ? want : DD_PREFIX_BYTES) != 0;
-            result = 0;
-            break;
-        }
-        left -= want;
-        if (left == 0) {
-            result = 1;
-            break;
-        }
+    switch (cmp_files(fa, fb, r->inodes[a].size, &d)) {
+    case CMP_EQUAL:
+        result = 1;
+        break;
+    case CMP_DIFFER:
+        if (prefix_differs != NULL)
+            *prefix_differs = d.first_diff < DD_PREFIX_BYTES;
+        result = 0;
+        break;
+    case CMP_LENGTH:
+        *bad = d.side ? b : a;
+        *cause = changed_cause; /* shorter or longer than its size */
+        break;
+    case CMP_ERROR:
+        *bad = d.side ? b : a;
+        *cause = errno_cause(d.err, buf, cap);
+        break;
     }
     close(fa);
     close(fb);

@@ -30,6 +30,7 @@
 #include "cli.h"
 #include "dedup.h"
 #include "fs_id.h"
+#include "places.h"
 #include "walk.h"
 
 /* A file as the walk saw it, before paths are folded into inodes. */
@@ -362,6 +363,22 @@ static int build_inodes(dd_run *r, const dd_seen *seen)
     return 0;
 }
 
+/* open_places: the scan's roots, opened again, for its reads: a file is
+ * read beneath the root it was found under, with no symbolic link
+ * followed on the way (places.c). NULL: out of memory. */
+static places *open_places(const dd_run *r)
+{
+    places_root *pr = calloc(r->nroots ? r->nroots : 1, sizeof *pr);
+    if (pr == NULL)
+        return NULL;
+    for (size_t i = 0; i < r->nroots; i++)
+        pr[i] = (places_root){r->roots[i].path, (uint64_t)r->roots[i].dev,
+                              (uint64_t)r->roots[i].ino};
+    places *pl = places_new(pr, r->nroots);
+    free(pr);
+    return pl;
+}
+
 int dd_scan(dd_run *r, char *const *roots, size_t n)
 {
     scan_ctx c;
@@ -378,6 +395,8 @@ int dd_scan(dd_run *r, char *const *roots, size_t n)
     int rc = walk_paths(roots, n, &wo, on_entry, &c);
     if (rc == 0 && !c.nomem)
         rc = build_inodes(r, c.seen);
+    if (rc == 0 && !r->o->follow_symlinks && (r->places = open_places(r)) == NULL)
+        rc = ENOMEM;
     free(c.seen);
     return rc == ECANCELED ? ECANCELED : rc ? ENOMEM : 0;
 }
@@ -398,4 +417,5 @@ void dd_free(dd_run *r)
     free(r->collisions);
     walk_roots_free(r->roots, r->nroots);
     free(r->roots);
+    places_free(r->places);
 }
