@@ -140,8 +140,8 @@ static const char *refusal(int e)
 {
     switch (e) {
     case ELOOP:
-        return "a folder in its path is a symbolic link now (changed since the scan): left "
-               "alone, not followed";
+        return "a folder in its path is a symbolic link (replaced since the scan, or followed "
+               "by dedup -L): left alone, not followed";
     case EXDEV:
         return "its path leads outside the folder the scan started from: left alone";
     case ENOTDIR:

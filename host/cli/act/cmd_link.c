@@ -20,6 +20,11 @@ static void help_common(void)
 {
     printf("\nThe plan is what `%s dedup --json` printed (\"-\": read it from stdin);\n"
            "its paths are used as written, so run from the directory the scan ran in.\n"
+           "Each file is reached beneath the folder the scan started from (the plan's\n"
+           "\"roots\", which must still be the folders scanned) with no symbolic link\n"
+           "followed, and checked and changed through its folder's descriptor: a\n"
+           "folder replaced by a symbolic link meanwhile is skipped, never followed.\n"
+           "Files on another host (a merged plan) are skipped.\n"
            "A plan that is not JSON or lacks what is needed is refused whole, with\n"
            "the place that is wrong, and nothing is done.\n\n"
            "  --keep RULE    which file of each group stays:\n"
@@ -62,18 +67,24 @@ static void help_link(void)
            "                 in the kernel and shares them in place (the file keeps\n"
            "                 its inode, mode, owner and times); where that is refused\n"
            "                 for permissions, a comparison and then a FICLONE copy\n"
-           "                 given the replaced file's mode, owner and times. A\n"
+           "                 given the replaced file's mode, owner and times\n"
+           "                 (without root, another user's file is left alone:\n"
+           "                 its owner could not be kept). A\n"
            "                 filesystem without extent sharing is an error naming\n"
            "                 the cause (EOPNOTSUPP, EXDEV, EINVAL); the file is left\n"
            "                 alone. HASHBATCH_REFLINK=clone forces the FICLONE way.\n"
-           "  --symlink      a symbolic link with a relative target (from the link's\n"
-           "                 directory to the kept file, both resolved), so a tree\n"
+           "  --symlink      a symbolic link with a relative target (between the\n"
+           "                 plan's paths below their root, or between the two\n"
+           "                 folders as resolved when the roots differ), so a tree\n"
            "                 moved as a whole stays linked; it gets the replaced\n"
            "                 file's owner and times\n\n"
-           "Each link is made at a temporary name beside the duplicate\n"
-           "(.NAME.hashbatch-tmp) and renamed over it: the duplicate is at every\n"
-           "moment either itself or the finished link. A temporary left by an\n"
-           "interrupted run is removed by the next.\n",
+           "Each link is made at a fresh temporary name in the duplicate's folder\n"
+           "(.hashbatch-RUN-N.tmp) and exchanged with it (RENAME_EXCHANGE); the\n"
+           "duplicate, now at the temporary name, is compared byte for byte with\n"
+           "the kept file and removed, or exchanged back: the name is at every\n"
+           "moment either the duplicate or the finished link. Temporaries left by\n"
+           "an interrupted run are settled by the next run in the folders it\n"
+           "visits, or reported and left as they are.\n",
            CLI_PROGRAM);
     help_common();
 }
@@ -82,9 +93,10 @@ static void help_remove(void)
 {
     printf("Usage: %s remove [OPTION]... PLAN.json\n"
            "Delete every duplicate in the plan, keeping one file of each group. A\n"
-           "file is deleted only after it has been shown, just before, to be the\n"
-           "file of the scan and equal byte for byte to the kept one. Names that\n"
-           "are hard links of the kept file are left alone.\n",
+           "duplicate is first renamed to a fresh temporary name in its folder,\n"
+           "shown there to be the file of the scan and equal byte for byte to the\n"
+           "kept one, and only then deleted (else renamed back). Names that are\n"
+           "hard links of the kept file are left alone.\n",
            CLI_PROGRAM);
     help_common();
 }
