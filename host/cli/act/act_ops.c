@@ -300,17 +300,17 @@ int act_swap_in(const act_open_file *old, const struct stat *made, const char *t
 int act_hide(act_temps *t, const act_open_file *old, char tmp[ACT_TEMP_CAP], const char **why)
 {
     *why = NULL;
-    int tries = 0;
-    do
+    int moved = 0;
+    for (int tries = 0; !moved && tries < TEMP_TRIES; tries++) {
         act_temp_next(t, tmp);
-    while (renameat2(old->dir, old->leaf, old->dir, tmp, RENAME_NOREPLACE) != 0 && errno == EEXIST &&
-           ++tries < TEMP_TRIES);
-    if (tries == TEMP_TRIES)
-        errno = EEXIST;
+        moved = renameat2(old->dir, old->leaf, old->dir, tmp, RENAME_NOREPLACE) == 0;
+        if (!moved && errno != EEXIST)
+            return -1; /* nothing moved (errno) */
+    }
+    if (!moved)
+        return -1; /* EEXIST: every fresh name was taken */
     struct stat st;
-    if (fstatat(old->dir, tmp, &st, AT_SYMLINK_NOFOLLOW) != 0)
-        return -1; /* the rename failed (errno), nothing moved */
-    if (unchanged_since(&st, old))
+    if (fstatat(old->dir, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0 && unchanged_since(&st, old))
         return 0;
     /* Another file had the name: put it back where it was. */
     if (act_unhide(old, tmp) != 0) {

@@ -318,10 +318,12 @@ static void replace(run_state *s, pair *pr)
         outcome_errno(s, pr, "cannot be replaced", errno ? errno : ENOMEM);
         return;
     }
-    if (act_make_link(k, s->temps, pr->kept_open, &pr->other_open, target, tmp, &made, &why) != 0)
+    if (act_make_link(k, s->temps, pr->kept_open, &pr->other_open, target, tmp, &made, &why) != 0) {
         failed_op(s, pr, why, "cannot be replaced");
-    else if (log_line(s, pr, "begin", NULL, tmp),
-             act_swap_in(&pr->other_open, &made, tmp, &why) != 0)
+        goto out;
+    }
+    log_line(s, pr, "begin", NULL, tmp);
+    if (act_swap_in(&pr->other_open, &made, tmp, &why) != 0)
         failed_op(s, pr, why, "cannot be replaced");
     else if (!compare(s, pr)) {
         if (act_undo_swap(&pr->other_open, &made, tmp) != 0)
@@ -330,6 +332,7 @@ static void replace(run_state *s, pair *pr)
         outcome(s, pr, "done", NULL);
     else
         failed_op(s, pr, why, "cannot be replaced");
+out:
     free(target);
 }
 

@@ -30,21 +30,16 @@
 
 #include "act.h"
 #include "cli.h"
+#include "fileid_set.h"
 
 #define PREFIX ".hashbatch-"
 #define SUFFIX ".tmp"
 #define RUN_DIGITS 16
 
-/* A folder already listed in this run. */
-typedef struct {
-    uint64_t dev, ino;
-} seen_dir;
-
 struct act_temps {
     char run[RUN_DIGITS + 1];
     uint64_t seq;
-    seen_dir *dirs;
-    size_t ndirs, cap_dirs;
+    fileid_set dirs; /* the folders already listed in this run */
     act_leftover *left;
     size_t nleft, cap_left;
 };
@@ -81,7 +76,7 @@ void act_temps_free(act_temps *t)
             close(t->left[i].dir);
     }
     free(t->left);
-    free(t->dirs);
+    fileid_set_free(&t->dirs);
     free(t);
 }
 
@@ -155,14 +150,14 @@ int act_temps_visit(act_temps *t, int dir, const char *dir_path, size_t dir_len)
     struct stat st;
     if (fstat(dir, &st) != 0)
         return -1;
-    for (size_t i = 0; i < t->ndirs; i++)
-        if (t->dirs[i].dev == (uint64_t)st.st_dev && t->dirs[i].ino == (uint64_t)st.st_ino)
-            return 0;
-    if (cli_grow((void **)&t->dirs, &t->cap_dirs, t->ndirs + 1, sizeof *t->dirs) != 0)
+    fileid id = {st.st_dev, st.st_ino};
+    if (fileid_set_has(&t->dirs, id))
+        return 0;
+    int e = fileid_set_add(&t->dirs, id);
+    if (e != 0) {
+        errno = e;
         return -1;
-    t->dirs[t->ndirs].dev = (uint64_t)st.st_dev;
-    t->dirs[t->ndirs].ino = (uint64_t)st.st_ino;
-    t->ndirs++;
+    }
     return list_dir(t, dir, dir_path, dir_len, &st);
 }
 
