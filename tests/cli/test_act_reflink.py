@@ -7,7 +7,9 @@ why). Asserts: after FIDEDUPERANGE (the default) and after FICLONE
 extents (FIEMAP, read here with an ioctl), every path keeps its bytes,
 the in-place dedupe keeps inode, mode and times, the clone gets the
 replaced file's mode and times; a SHA-1 collision pair is not shared; a
-file changed after the scan is left alone; a rerun finds the work done.
+file changed after the scan is left alone; a rerun finds the work done;
+run as nobody (setpriv), root's duplicate is not turned into nobody's
+by the FICLONE fallback.
 The image is unmounted and removed at the end, also on failure.
 
 Usage: test_act_reflink.py PATH/TO/hashbatch
@@ -166,6 +168,45 @@ def others(mnt):
     C.check(len(inos) == 1, "xfs: --hard made one inode of three")
 
 
+def not_root(mnt):
+    """Without root, --reflink's FICLONE fallback cannot give a copy
+    another user's ownership: root's duplicate in nobody's folder is left
+    alone, owned by root, with a message; it used to become nobody's."""
+    if shutil.which("setpriv") is None:
+        C.fail("setpriv not found (util-linux): the non-root case cannot run")
+        return
+    import pwd
+    nobody = pwd.getpwnam("nobody")
+    d = os.path.join(mnt, "own")
+    os.makedirs(d)
+    data = os.urandom(200_000)
+    for name in ("k", "r"):
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(data)
+        os.chmod(os.path.join(d, name), 0o644)
+    os.chown(d, nobody.pw_uid, nobody.pw_gid)
+    os.chown(os.path.join(d, "k"), nobody.pw_uid, nobody.pw_gid)
+    plan = {"groups": [{"size": len(data), "sha1": hashlib.sha1(data).hexdigest(), "files": [
+        {"path": "own/" + n, "device": os.stat(os.path.join(d, n)).st_dev,
+         "inode": os.stat(os.path.join(d, n)).st_ino} for n in ("k", "r")]}]}
+    with open(os.path.join(mnt, "own.json"), "w") as f:
+        json.dump(plan, f)
+    os.chmod(os.path.join(mnt, "own.json"), 0o644)
+    before = os.stat(os.path.join(d, "r"))
+    p = clitest.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", HB,
+                     "link", "--reflink", "own.json"], cwd=mnt)
+    C.status(p, 1, "not root: link --reflink of root's duplicate")
+    after = os.stat(os.path.join(d, "r"))
+    C.check(after.st_uid == 0 and after.st_ino == before.st_ino,
+            "not root: root's duplicate keeps its owner (left alone)",
+            "uid %d, inode %d -> %d\n%s" % (after.st_uid, before.st_ino, after.st_ino,
+                                             clitest.show(p.stderr)))
+    C.check(b"owner" in p.stderr, "not root: the owner is said to be why",
+            clitest.show(p.stderr))
+    C.check(sorted(os.listdir(d)) == ["k", "r"], "not root: no temporary left",
+            str(os.listdir(d)))
+
+
 def sh(*args):
     return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
@@ -203,6 +244,7 @@ def main():
         else:
             C.fail("tests/vectors/collisions/shattered-*.prefix.bin missing")
         others(mnt)
+        not_root(mnt)
     finally:
         if mounted:
             sh("umount", mnt)
