@@ -13,19 +13,25 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "compare.h"
 
 #define CHUNK ((size_t)1 << 20)
 
-ssize_t cmp_read_full(int fd, void *buf, size_t n, off_t off)
+/* read_loop: n bytes by one call at a time (read, pread, or preadv2
+ * with rwf when rwf is not 0). */
+static ssize_t read_loop(int fd, void *buf, size_t n, off_t off, int rwf)
 {
     unsigned char *p = buf;
     size_t got = 0;
     while (got < n) {
         size_t ask = n - got > (size_t)SSIZE_MAX ? (size_t)SSIZE_MAX : n - got;
-        ssize_t k = off < 0 ? read(fd, p + got, ask) : pread(fd, p + got, ask, off + (off_t)got);
+        struct iovec v = {p + got, ask};
+        ssize_t k = rwf    ? preadv2(fd, &v, 1, off + (off_t)got, rwf)
+                    : off < 0 ? read(fd, p + got, ask)
+                              : pread(fd, p + got, ask, off + (off_t)got);
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0)
@@ -35,6 +41,22 @@ ssize_t cmp_read_full(int fd, void *buf, size_t n, off_t off)
         got += (size_t)k;
     }
     return (ssize_t)got;
+}
+
+ssize_t cmp_read_full(int fd, void *buf, size_t n, off_t off)
+{
+    return read_loop(fd, buf, n, off, 0);
+}
+
+ssize_t cmp_read_full_flags(int fd, void *buf, size_t n, off_t off, int rwf)
+{
+#ifdef RWF_NOWAIT
+    return read_loop(fd, buf, n, off, rwf);
+#else
+    (void)fd, (void)buf, (void)n, (void)off, (void)rwf;
+    errno = ENOSYS;
+    return -1;
+#endif
 }
 
 /* buffers: this thread's two chunks (CHUNK + 1 bytes each), or NULL. */

@@ -17,6 +17,11 @@
  * of the file. Returns the count, or -1 with errno. */
 ssize_t cmp_read_full(int fd, void *buf, size_t n, off_t off);
 
+/* cmp_read_full_flags: the same at offset off >= 0 with preadv2's flags
+ * (RWF_NOWAIT: from the page cache only, -1 with EAGAIN for what is not
+ * there; ENOSYS where preadv2 has no flags). */
+ssize_t cmp_read_full_flags(int fd, void *buf, size_t n, off_t off, int rwf);
+
 typedef enum {
     CMP_EQUAL,  /* the same size bytes, and neither is longer */
     CMP_DIFFER, /* a byte differs: at detail.first_diff */

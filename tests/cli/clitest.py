@@ -39,6 +39,26 @@ def run(args, stdin=None, input=None, cwd=None, env=None, timeout=600):
                           timeout=timeout)
 
 
+def unmount_and_remove(work, mnt, mounted):
+    """Unmounts mnt (when mounted; lazily after 10 refusals) and removes
+    the folder work, unless something below it is still mounted."""
+    import time
+    if mounted:
+        for _ in range(10):
+            p = subprocess.run(["umount", mnt], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            if p.returncode == 0:
+                break
+            time.sleep(0.5)
+        else:
+            print("umount %s: %s; unmounting lazily" % (mnt, p.stderr.decode().strip()))
+            subprocess.run(["umount", "-l", mnt])
+    with open("/proc/self/mounts") as f:
+        if any(line.split()[1].startswith(work + "/") for line in f):
+            print("left %s: still mounted" % work)
+            return
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def have_sha1sum():
     return shutil.which("sha1sum") is not None
 

@@ -334,19 +334,7 @@ def main():
         leftovers(plain, "link --hard", rng, limit)
         leftovers(plain, "remove", rng, time.monotonic() + 60)
     finally:
-        if mounted:
-            for _ in range(10):
-                p = sh("umount", mnt)
-                if p.returncode == 0:
-                    break
-                time.sleep(0.5)
-            else:
-                print("umount %s: %s; unmounting lazily" % (mnt, p.stderr.decode().strip()))
-                sh("umount", "-l", mnt)
-        if any(line.split()[1].startswith(work + "/") for line in open("/proc/self/mounts")):
-            print("left %s: still mounted" % work)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+        clitest.unmount_and_remove(work, mnt, mounted)
     print("whole test: %.1f s" % (time.monotonic() - t0))
     C.finish()
 

@@ -168,24 +168,9 @@ enum { TRY_DONE = 1, TRY_UNCACHED, TRY_NO_NOWAIT };
 static ssize_t read_nowait(int fd, unsigned char *buf, size_t n, off_t off)
 {
 #ifdef RWF_NOWAIT
-    size_t got = 0;
-    while (got < n) {
-        size_t ask = n - got > (size_t)SSIZE_MAX ? (size_t)SSIZE_MAX : n - got;
-        struct iovec v = {buf + got, ask};
-        ssize_t k = preadv2(fd, &v, 1, off + (off_t)got, RWF_NOWAIT);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return -1;
-        if (k == 0)
-            break;
-        got += (size_t)k;
-    }
-    return (ssize_t)got;
+    return cmp_read_full_flags(fd, buf, n, off, RWF_NOWAIT);
 #else
-    (void)fd, (void)buf, (void)n, (void)off;
-    errno = ENOSYS;
-    return -1;
+    return cmp_read_full_flags(fd, buf, n, off, 0); /* ENOSYS */
 #endif
 }
 
