@@ -170,13 +170,15 @@ void dd_fail_inode(dd_run *r, uint32_t k, const char *cause);
 /* dd_free: releases everything r holds but the engine and the meter. */
 void dd_free(dd_run *r);
 
-/* ---- dedup_read.c ------------------------------------------------------ */
+/* ---- dedup_open.c ------------------------------------------------------ */
 
 /* dd_open_inode: opens inode k by its first path with flags: beneath the
  * root it was found under, no symbolic link followed (r->places), or as
  * written. Returns the descriptor, or -1 with errno (ELOOP: a symbolic
  * link on the way; EXDEV: out of its root; ESTALE: its root replaced). */
 int dd_open_inode(const dd_run *r, uint32_t k, int flags);
+
+/* ---- dedup_read.c ------------------------------------------------------ */
 
 /* One read of a file: want bytes from the start into buf. */
 typedef struct {

@@ -43,7 +43,6 @@
 #include "compare.h"
 #include "dedup.h"
 #include "dedup_iothreads.h"
-#include "places.h"
 
 static const char changed_cause[] = "changed during the scan (size, modification time or file "
                                     "differ from what the walk saw): left out";
@@ -61,17 +60,6 @@ static const char *errno_cause(int e, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%s", strerror(e));
     return buf;
-}
-
-int dd_open_inode(const dd_run *r, uint32_t k, int flags)
-{
-    const char *why;
-    if (r->places == NULL)
-        return open(dd_inode_name(r, k), flags);
-    int fd = places_open(r->places, dd_inode_name(r, k), flags, &why);
-    if (fd < 0 && why != NULL)
-        errno = ESTALE; /* its root is not the scan's any more */
-    return fd;
 }
 
 /* open_checked: opens inode k by its first path, read-only and without
