@@ -29,7 +29,7 @@ static ssize_t read_loop(int fd, void *buf, size_t n, off_t off, int rwf)
     while (got < n) {
         size_t ask = n - got > (size_t)SSIZE_MAX ? (size_t)SSIZE_MAX : n - got;
         struct iovec v = {p + got, ask};
-        ssize_t k = rwf    ? preadv2(fd, &v, 1, off + (off_t)got, rwf)
+        ssize_t k = rwf       ? preadv2(fd, &v, 1, off + (off_t)got, rwf)
                     : off < 0 ? read(fd, p + got, ask)
                               : pread(fd, p + got, ask, off + (off_t)got);
         if (k < 0 && errno == EINTR)

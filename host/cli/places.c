@@ -154,8 +154,7 @@ static const char *refusal(int e)
 /* base_of: the descriptor path is resolved from, with *skip the length
  * of path it stands for and *beneath whether ".." may not climb out.
  * Returns -1 (with *why, or errno) when path's root was refused. */
-static int base_of(const places *pl, const char *path, size_t *skip, int *beneath,
-                   const char **why)
+static int base_of(const places *pl, const char *path, size_t *skip, int *beneath, const char **why)
 {
     long ri = places_root_of(pl, path, skip);
     *beneath = ri >= 0;

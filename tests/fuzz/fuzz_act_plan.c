@@ -29,8 +29,8 @@ static void check_whole(const act_plan *p)
 {
     size_t next = 0;
     for (size_t g = 0; g < p->ngroups; g++) {
-        CHECK(p->groups[g].first == next, "group %zu starts at %zu, not %zu", g,
-              p->groups[g].first, next);
+        CHECK(p->groups[g].first == next, "group %zu starts at %zu, not %zu", g, p->groups[g].first,
+              next);
         next += p->groups[g].n;
     }
     CHECK(next == p->nfiles, "the groups hold %zu files of %zu", next, p->nfiles);

@@ -128,11 +128,11 @@ typedef struct act_temps act_temps;
 
 /* A temporary that another (interrupted) run left in a folder. */
 typedef struct {
-    int dir;          /* the folder (O_PATH, owned) */
-    char *dir_path;   /* the folder as the plan writes it, for messages */
+    int dir;        /* the folder (O_PATH, owned) */
+    char *dir_path; /* the folder as the plan writes it, for messages */
     uint64_t dir_dev, dir_ino;
     char *name;
-    int settled;      /* removed or put back by this run */
+    int settled; /* removed or put back by this run */
 } act_leftover;
 
 /* act_temps_new: this run's names (a fresh random run id). NULL: ENOMEM. */
@@ -165,7 +165,10 @@ typedef struct {
     struct stat st;   /* as it was opened */
 } act_open_file;
 
-#define ACT_OPEN_FILE_INIT {-1, NULL, -1, {0}}
+#define ACT_OPEN_FILE_INIT                                                                         \
+    {                                                                                              \
+        .dir = -1, .leaf = NULL, .fd = -1                                                          \
+    }
 
 /* act_open_checked: opens o->leaf in o->dir read-only (never following a
  * link) and checks it is a regular file with the plan's device, inode
@@ -227,8 +230,7 @@ char *act_symlink_target(int kept_dir, const char *kept_leaf, int link_dir);
  * result is checked to lead to kept; *made is its lstat. Returns 0, else -1 with *why or
  * errno (and nothing is left behind). */
 int act_make_link(act_kind kind, act_temps *t, const act_open_file *kept, const act_open_file *old,
-                  const char *target, char tmp[ACT_TEMP_CAP], struct stat *made,
-                  const char **why);
+                  const char *target, char tmp[ACT_TEMP_CAP], struct stat *made, const char **why);
 
 /* act_swap_in: exchanges tmp and old->leaf in old->dir (RENAME_EXCHANGE)
  * and checks that what left the name is old's file, unmodified; if not,

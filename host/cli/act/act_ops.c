@@ -246,8 +246,7 @@ int act_leads_to(int dir, const char *name, const act_open_file *kept)
 }
 
 int act_make_link(act_kind kind, act_temps *t, const act_open_file *kept, const act_open_file *old,
-                  const char *target, char tmp[ACT_TEMP_CAP], struct stat *made,
-                  const char **why)
+                  const char *target, char tmp[ACT_TEMP_CAP], struct stat *made, const char **why)
 {
     *why = NULL;
     for (int tries = 0; tries < TEMP_TRIES; tries++) {

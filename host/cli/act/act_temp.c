@@ -51,8 +51,7 @@ static void run_id(char out[RUN_DIGITS + 1])
     if (getrandom(&x, sizeof x, 0) != (ssize_t)sizeof x) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        x = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
-            ((uint64_t)getpid() << 32);
+        x = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^ ((uint64_t)getpid() << 32);
     }
     snprintf(out, RUN_DIGITS + 1, "%016llx", (unsigned long long)x);
 }
@@ -169,7 +168,8 @@ act_leftover *act_temps_in(act_temps *t, int dir, size_t *n)
         return NULL;
     /* The leftovers of one folder are listed together, in one run. */
     for (size_t i = 0; i < t->nleft; i++)
-        if (t->left[i].dir_dev == (uint64_t)st.st_dev && t->left[i].dir_ino == (uint64_t)st.st_ino) {
+        if (t->left[i].dir_dev == (uint64_t)st.st_dev &&
+            t->left[i].dir_ino == (uint64_t)st.st_ino) {
             size_t j = i;
             while (j < t->nleft && t->left[j].dir_dev == t->left[i].dir_dev &&
                    t->left[j].dir_ino == t->left[i].dir_ino)
