@@ -19,6 +19,7 @@
 #            "FILES:BYTES" words (default "30000:3221225472": trees.sh's
 #            defaults, 30,000 files, 3 GiB, seed 1); "" for none
 #   ONLY     actions | scans | all (default all)
+#   ACTIONS  the actions timed, comma-separated (default "link --hard,remove")
 #   HASHBATCH_BACKEND  default cpu here (the engine's calibration and a
 #            GPU's start-up would otherwise dominate a 1 s scan)
 # Templates and trees are kept in WORK and reused by later runs.
@@ -200,7 +201,8 @@ t_start=$(date +%s)
 if [ "$only" != scans ]; then
     make_template
     rm -rf "$work/act/tree" "$work/act/tree.inodes" "$work/act/plan.json"
-    for action in "link --hard" "remove"; do
+    IFS=, read -r -a action_list <<<"${ACTIONS:-link --hard,remove}"
+    for action in "${action_list[@]}"; do
         for ((i = 1; i <= runs; i++)); do
             log "$action: run $i of $runs"
             # shellcheck disable=SC2086

@@ -170,13 +170,16 @@ typedef struct {
         .dir = -1, .leaf = NULL, .fd = -1                                                          \
     }
 
-/* act_open_checked: opens o->leaf in o->dir read-only (never following a
- * link) and checks it is a regular file with the plan's device, inode
- * and size (and mtime when the plan has it). Returns 0, else -1 with
- * *why a static reason ("changed since the scan: inode") or, for system
- * errors, *err_no set (then *why is NULL). */
-int act_open_checked(const act_file *f, uint64_t size, act_open_file *o, const char **why,
-                     int *err_no);
+struct places;
+
+/* act_open_checked: opens f read-only, never following a link: o->leaf in
+ * o->dir, or (o->dir < 0) f's path beneath its root through pl; and
+ * checks it is a regular file with the plan's device, inode and size (and
+ * mtime when the plan has it). Returns 0, else -1 with *why a static
+ * reason ("changed since the scan: inode") or, for system errors,
+ * *err_no set (then *why is NULL). */
+int act_open_checked(const struct places *pl, const act_file *f, uint64_t size, act_open_file *o,
+                     const char **why, int *err_no);
 
 /* act_same_bytes: are the open files a and b (of size bytes) equal byte
  * for byte, from the start to the end? Returns 1, 0, or -1 on a read

@@ -17,6 +17,7 @@
 
 #include "act.h"
 #include "compare.h"
+#include "places.h"
 
 /* stat_mtime_ns: st's modification time in nanoseconds. */
 static int64_t stat_mtime_ns(const struct stat *st)
@@ -38,16 +39,21 @@ static const char *plan_mismatch(const act_file *f, uint64_t size, const struct 
     return NULL;
 }
 
-int act_open_checked(const act_file *f, uint64_t size, act_open_file *o, const char **why,
-                     int *err_no)
+int act_open_checked(const places *pl, const act_file *f, uint64_t size, act_open_file *o,
+                     const char **why, int *err_no)
 {
+    const int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
     *why = NULL;
     *err_no = 0;
-    o->fd = openat(o->dir, o->leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    o->fd = o->dir >= 0 ? openat(o->dir, o->leaf, flags) : places_open(pl, f->path, flags, why);
     if (o->fd < 0) {
         *err_no = errno;
-        if (errno == ELOOP)
-            *why = "a symbolic link now, not the file of the scan";
+        if (errno == ELOOP && *why == NULL)
+            *why = o->dir >= 0 ? "a symbolic link now, not the file of the scan"
+                               : "it, or a folder in its path, is a symbolic link now (changed "
+                                 "since the scan): left alone, not followed";
+        else if (errno == EXDEV && *why == NULL)
+            *why = "its path leads outside the folder the scan started from: left alone";
         return -1;
     }
     if (fstat(o->fd, &o->st) != 0) {

@@ -149,7 +149,7 @@ static void say_path(const char *verb, const char *dir, const char *name)
 /* already_done: has an earlier run (or the user) done pr already? Sets
  * *reason when so. Returns 1 done, 0 not, -1 when the name cannot be
  * looked at (reported). All on the folder's descriptor. */
-static int already_done(run_state *s, pair *pr, const char **reason)
+static int already_done(run_state *s, pair *pr, const char **reason, struct stat *now)
 {
     struct stat ls;
     const act_kind k = s->o->kind;
@@ -184,19 +184,18 @@ static int already_done(run_state *s, pair *pr, const char **reason)
             return 1;
         }
     }
+    *now = ls;
     return 0;
 }
 
-/* one_file_twice: is the name the kept file itself, seen through another
- * mount (overlayfs shows a lower file under its own device)? */
-static int one_file_twice(const pair *pr)
+/* one_file_twice: is the name (as st shows it) the kept file itself,
+ * seen through another mount (overlayfs shows a lower file under its own
+ * device)? */
+static int one_file_twice(const pair *pr, const struct stat *st)
 {
-    struct stat st;
-    const act_open_file *o = &pr->other_open;
-    if (fstatat(o->dir, o->leaf, &st, AT_SYMLINK_NOFOLLOW) != 0)
-        return 0;
     const struct stat *k = &pr->kept_open->st;
-    return st.st_dev != k->st_dev && fs_id_one_file(st.st_dev, st.st_ino, k->st_dev, k->st_ino);
+    return st->st_dev != k->st_dev &&
+           fs_id_one_file(st->st_dev, st->st_ino, k->st_dev, k->st_ino);
 }
 
 /* compare: the byte proof for pr, on the descriptors, and shown to hold
@@ -218,8 +217,10 @@ static int compare(run_state *s, pair *pr)
                 "its bytes differ from the kept file's (a SHA-1 collision, or changed)");
         return 0;
     }
-    if (!act_same_content(pr->kept_open) || !act_same_content(&pr->other_open) ||
-        fstat(pr->other_open.fd, &after) != 0 || after.st_ctim.tv_sec != before.st_ctim.tv_sec ||
+    const struct stat *o = &pr->other_open.st; /* as opened */
+    if (!act_same_content(pr->kept_open) || fstat(pr->other_open.fd, &after) != 0 ||
+        after.st_size != o->st_size || after.st_mtim.tv_sec != o->st_mtim.tv_sec ||
+        after.st_mtim.tv_nsec != o->st_mtim.tv_nsec || after.st_ctim.tv_sec != before.st_ctim.tv_sec ||
         after.st_ctim.tv_nsec != before.st_ctim.tv_nsec) {
         outcome(s, pr, "skipped", "changed while it was compared");
         return 0;
@@ -482,19 +483,21 @@ static void act_pair(run_state *s, pair *pr)
     }
     if (reach_other(s, pr) != 0)
         goto out;
-    int d = already_done(s, pr, &reason);
+    struct stat now;
+    int d = already_done(s, pr, &reason, &now);
     if (d != 0) {
         if (d > 0)
             outcome(s, pr, "already", reason);
         goto out;
     }
-    if (one_file_twice(pr)) {
+    if (one_file_twice(pr, &now)) {
         outcome(s, pr, "skipped",
                 "the kept file itself, seen through another mount (overlayfs): not a "
                 "duplicate, left alone");
         goto out;
     }
-    if (act_open_checked(pr->other, pr->g->size, &pr->other_open, &reason, &err_no) != 0) {
+    if (act_open_checked(s->places, pr->other, pr->g->size, &pr->other_open, &reason, &err_no) !=
+        0) {
         if (reason)
             outcome(s, pr, "skipped", reason);
         else
@@ -539,10 +542,11 @@ static int open_kept(run_state *s, const act_file *kept, uint64_t size, act_open
                  kept->path, s->plan->hosts[kept->host]);
         return -1;
     }
-    ko->dir = places_dir(s->places, kept->path, &ko->leaf, &why);
-    if (ko->dir < 0)
+    /* Its folder is needed for a symbolic link's target alone. */
+    if (s->o->kind == ACT_SYMLINK &&
+        (ko->dir = places_dir(s->places, kept->path, &ko->leaf, &why)) < 0)
         err_no = errno;
-    else if (act_open_checked(kept, size, ko, &why, &err_no) == 0)
+    else if (act_open_checked(s->places, kept, size, ko, &why, &err_no) == 0)
         return 0;
     snprintf(text, cap, "the file to keep, %s: %s", kept->path, why ? why : strerror(err_no));
     act_close(ko);
