@@ -236,16 +236,18 @@ int act_make_link(act_kind kind, act_temps *t, const act_open_file *kept, const 
                   const char *target, char tmp[ACT_TEMP_CAP], struct stat *made, const char **why);
 
 /* act_swap_in: exchanges tmp and old->leaf in old->dir (RENAME_EXCHANGE)
- * and checks that what left the name is old's file, unmodified; if not,
+ * and checks that what left the name is old's file, unmodified (*moved:
+ * its stat at the temporary name); if not,
  * exchanges them back and removes tmp. Returns 0, else -1 with *why or
  * errno. */
 int act_swap_in(const act_open_file *old, const struct stat *made, const char *tmp,
-                const char **why);
+                struct stat *moved, const char **why);
 
 /* act_hide: renames old->leaf to a fresh temporary name (tmp) in the same
  * folder (RENAME_NOREPLACE) and checks that it is old's file,
- * unmodified; if not, renames it back. Returns 0, else -1 (*why/errno). */
-int act_hide(act_temps *t, const act_open_file *old, char tmp[ACT_TEMP_CAP], const char **why);
+ * unmodified (*moved: its stat there); if not, renames it back. Returns 0, else -1 (*why/errno). */
+int act_hide(act_temps *t, const act_open_file *old, char tmp[ACT_TEMP_CAP], struct stat *moved,
+             const char **why);
 
 /* act_commit: removes tmp in old->dir, which must still be old's file.
  * Returns 0, else -1 (*why/errno). */

@@ -277,7 +277,7 @@ int act_make_link(act_kind kind, act_temps *t, const act_open_file *kept, const 
 }
 
 int act_swap_in(const act_open_file *old, const struct stat *made, const char *tmp,
-                const char **why)
+                struct stat *moved, const char **why)
 {
     *why = NULL;
     if (renameat2(old->dir, tmp, old->dir, old->leaf, SWAP_FLAGS) != 0) {
@@ -286,8 +286,7 @@ int act_swap_in(const act_open_file *old, const struct stat *made, const char *t
         errno = e;
         return -1;
     }
-    struct stat out;
-    if (fstatat(old->dir, tmp, &out, AT_SYMLINK_NOFOLLOW) == 0 && unchanged_since(&out, old))
+    if (fstatat(old->dir, tmp, moved, AT_SYMLINK_NOFOLLOW) == 0 && unchanged_since(moved, old))
         return 0;
     /* Another file had the name (an editor's save): give it back. */
     if (renameat2(old->dir, tmp, old->dir, old->leaf, SWAP_FLAGS) == 0)
@@ -296,20 +295,20 @@ int act_swap_in(const act_open_file *old, const struct stat *made, const char *t
     return -1;
 }
 
-int act_hide(act_temps *t, const act_open_file *old, char tmp[ACT_TEMP_CAP], const char **why)
+int act_hide(act_temps *t, const act_open_file *old, char tmp[ACT_TEMP_CAP], struct stat *moved,
+             const char **why)
 {
     *why = NULL;
-    int moved = 0;
-    for (int tries = 0; !moved && tries < TEMP_TRIES; tries++) {
+    int renamed = 0;
+    for (int tries = 0; !renamed && tries < TEMP_TRIES; tries++) {
         act_temp_next(t, tmp);
-        moved = renameat2(old->dir, old->leaf, old->dir, tmp, RENAME_NOREPLACE) == 0;
-        if (!moved && errno != EEXIST)
+        renamed = renameat2(old->dir, old->leaf, old->dir, tmp, RENAME_NOREPLACE) == 0;
+        if (!renamed && errno != EEXIST)
             return -1; /* nothing moved (errno) */
     }
-    if (!moved)
+    if (!renamed)
         return -1; /* EEXIST: every fresh name was taken */
-    struct stat st;
-    if (fstatat(old->dir, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0 && unchanged_since(&st, old))
+    if (fstatat(old->dir, tmp, moved, AT_SYMLINK_NOFOLLOW) == 0 && unchanged_since(moved, old))
         return 0;
     /* Another file had the name: put it back where it was. */
     if (act_unhide(old, tmp) != 0) {

@@ -194,16 +194,18 @@ static int already_done(run_state *s, pair *pr, const char **reason, struct stat
 static int one_file_twice(const pair *pr, const struct stat *st)
 {
     const struct stat *k = &pr->kept_open->st;
-    return st->st_dev != k->st_dev &&
-           fs_id_one_file(st->st_dev, st->st_ino, k->st_dev, k->st_ino);
+    return st->st_dev != k->st_dev && fs_id_one_file(st->st_dev, st->st_ino, k->st_dev, k->st_ino);
 }
 
 /* compare: the byte proof for pr, on the descriptors, and shown to hold
- * while it ran. Returns 1 equal, else 0 (reported). */
-static int compare(run_state *s, pair *pr)
+ * while it ran; moved is the duplicate's stat just before (NULL: taken
+ * here). Returns 1 equal, else 0 (reported). */
+static int compare(run_state *s, pair *pr, const struct stat *moved)
 {
     struct stat before, after;
-    if (fstat(pr->other_open.fd, &before) != 0) {
+    if (moved != NULL)
+        before = *moved; /* what the move's check saw: the file now */
+    else if (fstat(pr->other_open.fd, &before) != 0) {
         outcome_errno(s, pr, "cannot be read", errno);
         return 0;
     }
@@ -220,7 +222,8 @@ static int compare(run_state *s, pair *pr)
     const struct stat *o = &pr->other_open.st; /* as opened */
     if (!act_same_content(pr->kept_open) || fstat(pr->other_open.fd, &after) != 0 ||
         after.st_size != o->st_size || after.st_mtim.tv_sec != o->st_mtim.tv_sec ||
-        after.st_mtim.tv_nsec != o->st_mtim.tv_nsec || after.st_ctim.tv_sec != before.st_ctim.tv_sec ||
+        after.st_mtim.tv_nsec != o->st_mtim.tv_nsec ||
+        after.st_ctim.tv_sec != before.st_ctim.tv_sec ||
         after.st_ctim.tv_nsec != before.st_ctim.tv_nsec) {
         outcome(s, pr, "skipped", "changed while it was compared");
         return 0;
@@ -275,12 +278,13 @@ static void remove_one(run_state *s, pair *pr)
 {
     char tmp[ACT_TEMP_CAP];
     const char *why;
-    if (act_hide(s->temps, &pr->other_open, tmp, &why) != 0) {
+    struct stat moved;
+    if (act_hide(s->temps, &pr->other_open, tmp, &moved, &why) != 0) {
         failed_op(s, pr, why, "cannot be removed");
         return;
     }
     log_line(s, pr, "begin", NULL, tmp);
-    if (!compare(s, pr)) {
+    if (!compare(s, pr, &moved)) {
         if (act_unhide(&pr->other_open, tmp) != 0)
             outcome_errno(s, pr, "cannot be put back from its temporary name", errno);
         return;
@@ -324,9 +328,10 @@ static void replace(run_state *s, pair *pr)
         goto out;
     }
     log_line(s, pr, "begin", NULL, tmp);
-    if (act_swap_in(&pr->other_open, &made, tmp, &why) != 0)
+    struct stat moved;
+    if (act_swap_in(&pr->other_open, &made, tmp, &moved, &why) != 0)
         failed_op(s, pr, why, "cannot be replaced");
-    else if (!compare(s, pr)) {
+    else if (!compare(s, pr, &moved)) {
         if (act_undo_swap(&pr->other_open, &made, tmp) != 0)
             outcome_errno(s, pr, "cannot be put back from its temporary name", errno);
     } else if (act_commit(&pr->other_open, tmp, &why) == 0)
@@ -386,12 +391,13 @@ static int settle_duplicate(run_state *s, const act_leftover *l, const pair *pr,
     return 0;
 }
 
-/* settle_one: settles leftover l if it belongs to pr. 1 settled, 0 not. */
+/* settle_one: settles leftover l if it belongs to pr. 1 settled, 0 not,
+ * -1 gone already (settled under another name of its folder). */
 static int settle_one(run_state *s, const act_leftover *l, const pair *pr)
 {
     struct stat st;
     if (fstatat(l->dir, l->name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-        return errno == ENOENT;
+        return errno == ENOENT ? -1 : 0;
     const struct stat *k = &pr->kept_open->st;
     if (same_file(&st, k) || (S_ISLNK(st.st_mode) && act_leads_to(l->dir, l->name, pr->kept_open)))
         return unlinkat(l->dir, l->name, 0) == 0; /* a link to the kept file */
@@ -411,9 +417,12 @@ static void settle_leftovers(run_state *s, pair *pr)
     size_t n;
     act_leftover *l = act_temps_in(s->temps, pr->other_open.dir, &n);
     for (size_t i = 0; i < n; i++) {
-        if (l[i].settled || s->o->dry_run || !settle_one(s, &l[i], pr))
+        if (l[i].settled || s->o->dry_run)
             continue;
-        l[i].settled = 1;
+        int r = settle_one(s, &l[i], pr);
+        l[i].settled = r != 0;
+        if (r <= 0)
+            continue;
         s->cleaned++;
         say_path("cleaned up a temporary of an interrupted run", l[i].dir_path, l[i].name);
     }
@@ -507,7 +516,7 @@ static void act_pair(run_state *s, pair *pr)
     if (s->o->kind == ACT_REFLINK && !s->o->clone_only && !s->o->dry_run && dedupe_in_place(s, pr))
         goto out;
     if (s->o->dry_run) {
-        if (compare(s, pr))
+        if (compare(s, pr, NULL))
             outcome(s, pr, "planned", NULL);
     } else if (s->o->kind == ACT_REMOVE)
         remove_one(s, pr);

@@ -39,7 +39,7 @@
 struct act_temps {
     char run[RUN_DIGITS + 1];
     uint64_t seq;
-    fileid_set dirs; /* the folders already listed in this run */
+    fileid_set dirs; /* the folders already listed in this run (name_key) */
     act_leftover *left;
     size_t nleft, cap_left;
 };
@@ -144,19 +144,35 @@ static int list_dir(act_temps *t, int dir, const char *dir_path, size_t dir_len,
     return rc;
 }
 
+/* name_key: a folder's path as a set member: two 64-bit FNV-1a hashes
+ * of it (the set holds no strings; a false match of both would only skip
+ * listing one folder for leftovers in this run). */
+static fileid name_key(const char *path, size_t len)
+{
+    uint64_t a = 0xcbf29ce484222325u, b = 0x84222325cbf29ce4u;
+    for (size_t i = 0; i < len; i++) {
+        a = (a ^ (unsigned char)path[i]) * 0x100000001b3u;
+        b = (b ^ (unsigned char)path[len - 1 - i]) * 0x100000001b3u;
+    }
+    return (fileid){(dev_t)a, (ino_t)b};
+}
+
 int act_temps_visit(act_temps *t, int dir, const char *dir_path, size_t dir_len)
 {
-    struct stat st;
-    if (fstat(dir, &st) != 0)
-        return -1;
-    fileid id = {st.st_dev, st.st_ino};
-    if (fileid_set_has(&t->dirs, id))
+    /* Keyed by the plan's text of the folder: no stat for each pair. A
+     * folder named two ways is listed twice, which settles nothing twice
+     * (a leftover already settled is gone). */
+    fileid key = name_key(dir_path, dir_len);
+    if (fileid_set_has(&t->dirs, key))
         return 0;
-    int e = fileid_set_add(&t->dirs, id);
+    int e = fileid_set_add(&t->dirs, key);
     if (e != 0) {
         errno = e;
         return -1;
     }
+    struct stat st;
+    if (fstat(dir, &st) != 0)
+        return -1;
     return list_dir(t, dir, dir_path, dir_len, &st);
 }
 
