@@ -1,16 +1,20 @@
 /*
  * act_run.c - carrying out a plan: for each group the keep rule picks
- * the file that stays; every other file of the group is checked again
- * (act_check.c: the file of the scan, unchanged, equal byte for byte to
- * the kept one, or FIDEDUPERANGE's own comparison for --reflink) and
- * then replaced atomically (act_ops.c) or removed. Each outcome is one
- * line on stdout (done, already done, would be done) or stderr (skipped,
- * failed) and one line of the log.
+ * the file that stays; every other file of the group is reached beneath
+ * its root (places.c), checked again (act_check.c: the file of the scan,
+ * not on another host, not the kept file seen through another mount),
+ * moved out of its name (act_ops.c: exchanged with the new link, or
+ * renamed to a private name for remove), proven equal byte for byte to
+ * the kept one where it now is, and then deleted, or put back; for
+ * --reflink, FIDEDUPERANGE compares and shares in place. Each outcome is
+ * one line on stdout (done, already done, would be done) or stderr
+ * (skipped, failed) and one line of the log.
  *
  * A rerun of the same plan finds what an earlier run did (a name that is
  * already a hard or symbolic link to the kept file, a file that already
  * shares all its extents with it, a removed name) and counts it as
- * already done, so an interrupted run is resumed by running it again.
+ * already done, and settles what an interrupted run left in the folders
+ * it visits (act_temp.c lists them; settle_one says what is whose).
  *
  * Owns: the order of the checks and the messages. Must not: parse
  * options (cmd_link.c, dedup_action.c) or exit.
