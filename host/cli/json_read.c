@@ -637,7 +637,8 @@ static int refill(json_cursor *c)
             p->col0++;
         }
     }
-    memmove(c->buf, c->buf + p->pos, p->len - p->pos);
+    if (p->pos > 0)
+        memmove(c->buf, c->buf + p->pos, p->len - p->pos);
     p->len -= p->pos;
     p->pos = 0;
     if (p->len == c->cap) {
