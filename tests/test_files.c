@@ -638,7 +638,7 @@ START_TEST(test_ctime_only_change)
     hb_file_input in = {path, -1};
     hb_open_file f;
     int err = 0;
-    ck_assert_int_eq(hb_file_open(&in, 0, &f, &err), HB_OK);
+    ck_assert_int_eq(hb_file_open(&in, -1, 0, &f, &err), HB_OK);
     ck_assert_int_eq(hb_file_unchanged(&f, &err), HB_OK);
     wait_coarse_past(&before.st_ctim);
     ck_assert_int_eq(chmod(path, before.st_mode & 07777), 0);

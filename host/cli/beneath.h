@@ -6,12 +6,13 @@
  * systemd-tmpfiles' CVE-2018-6954, which systemd's chase() and Go's
  * os.Root avoid the same way).
  *
- * openat2(2) with RESOLVE_NO_SYMLINKS (and RESOLVE_BENEATH when asked)
- * where the kernel has it; otherwise one component at a time with
- * O_NOFOLLOW | O_DIRECTORY, refusing "..".
+ * The resolution itself is the library's hb_open_beneath (openat2(2)
+ * with RESOLVE_NO_SYMLINKS, and RESOLVE_BENEATH when asked; one
+ * O_NOFOLLOW component at a time where the kernel has no openat2), the
+ * one used by files jobs opened with hb_submit_files_at too.
  *
- * Owns: that resolution and the splitting of a path into its folder and
- * its last name. Must not: decide what a caller does with a refusal,
+ * Owns: the splitting of a path into its folder and its last name, and
+ * the folder form of the resolution. Must not: decide what a caller does with a refusal,
  * print, or exit.
  */
 #ifndef HB_CLI_BENEATH_H

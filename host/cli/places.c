@@ -66,9 +66,12 @@ places *places_new(const places_root *roots, size_t n)
         free(pl);
         return NULL;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        pl->roots[i].fd = -1;
         if (roots[i].path != NULL)
-            open_root(&pl->roots[pl->nroots++], &roots[i]);
+            open_root(&pl->roots[i], &roots[i]);
+    }
+    pl->nroots = n;
     pl->slash_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     return pl;
 }
@@ -108,12 +111,39 @@ static long root_of(const places *pl, const char *path, size_t *covered)
     *covered = 0;
     for (size_t i = 0; i < pl->nroots; i++) {
         size_t n;
+        if (pl->roots[i].path == NULL)
+            continue;
         if (covers(path, pl->roots[i].path, &n) && (best < 0 || n > *covered)) {
             *covered = n;
             best = (long)i;
         }
     }
     return best;
+}
+
+int places_root_fd(const places *pl, size_t i, const char **why)
+{
+    *why = NULL;
+    const root_state *rs = i < pl->nroots ? &pl->roots[i] : NULL;
+    if (rs == NULL || rs->path == NULL) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (rs->fd < 0) {
+        *why = rs->why;
+        errno = rs->err;
+    }
+    return rs->fd;
+}
+
+long places_below(const places *pl, size_t i, const char *path)
+{
+    size_t n;
+    if (i >= pl->nroots || pl->roots[i].path == NULL || !covers(path, pl->roots[i].path, &n))
+        return -1;
+    while (path[n] == '/')
+        n++;
+    return (long)n;
 }
 
 long places_root_of(const places *pl, const char *path, size_t *rel)

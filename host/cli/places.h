@@ -21,7 +21,8 @@ typedef struct {
 typedef struct places places;
 
 /* places_new: opens the n roots (the paths must outlive the places), each
- * shown to be the scan's directory or remembered as refused. Returns
+ * shown to be the scan's directory or remembered as refused; a root with
+ * a NULL path keeps its index and covers nothing. Returns
  * NULL when out of memory. The places may then be used from any thread. */
 places *places_new(const places_root *roots, size_t n);
 
@@ -31,6 +32,14 @@ void places_free(places *pl);
 /* places_root_of: the index of the root path is found under (the longest
  * that covers it; -1: none) and, in *rel, where path below it starts. */
 long places_root_of(const places *pl, const char *path, size_t *rel);
+
+/* places_root_fd: root i's descriptor (O_PATH; the places own it), or
+ * -1 with *why (its refusal) or errno (EINVAL: no such root). */
+int places_root_fd(const places *pl, size_t i, const char **why);
+
+/* places_below: where path's part below root i starts (after its
+ * slashes), or -1 when root i does not cover path. */
+long places_below(const places *pl, size_t i, const char *path);
 
 /* places_dir: opens the folder holding path (O_PATH) beneath its root,
  * no symbolic link followed; *leaf is path's last name. Returns the

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "beneath.h"
 #include "stat_ahead.h"
 
 #define STAT_CHUNK 64   /* entries taken at a time: a few microseconds of work each */
@@ -41,6 +42,72 @@ struct stat_ahead {
     atomic_size_t next;
 };
 
+/* The folder a thread stat-ed its last name beneath (SA_BENEATH): names
+ * of one folder come together, so it is resolved once for them. */
+typedef struct {
+    char *dir; /* its path below the job's folder; NULL: none open */
+    size_t len;
+    int fd;
+} last_folder;
+
+static void folder_drop(last_folder *f)
+{
+    if (f->dir != NULL)
+        close(f->fd);
+    free(f->dir);
+    f->dir = NULL;
+}
+
+/* folder_of: the descriptor of the folder rel[0, len) beneath base
+ * (opened once for a run of names in it), or -1 with errno. */
+static int folder_of(last_folder *f, int base, const char *rel, size_t len)
+{
+    if (f->dir != NULL && f->len == len && memcmp(f->dir, rel, len) == 0)
+        return f->fd;
+    folder_drop(f);
+    int fd = bn_open_dir(base, rel, len, 1);
+    char *dir = fd >= 0 ? malloc(len + 1) : NULL;
+    if (dir == NULL) {
+        int e = fd >= 0 ? ENOMEM : errno;
+        if (fd >= 0)
+            close(fd);
+        errno = e;
+        return -1;
+    }
+    memcpy(dir, rel, len);
+    dir[len] = '\0';
+    *f = (last_folder){dir, len, fd};
+    return fd;
+}
+
+/* stat_beneath: the stat of rel's last name (not followed) in its folder
+ * beneath base, no symbolic link followed on the way. 0 or errno. */
+static int stat_beneath(last_folder *f, int base, const char *rel, struct stat *st)
+{
+    size_t dir_len;
+    const char *leaf = bn_leaf(rel, &dir_len);
+    if (!bn_leaf_ok(leaf))
+        return EINVAL;
+    int dir = dir_len == 0 ? base : folder_of(f, base, rel, dir_len);
+    if (dir < 0)
+        return errno;
+    return fstatat(dir, leaf, st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+}
+
+/* stat_range: names [i, end) of the job. */
+static void stat_range(stat_ahead *sa, size_t i, size_t end)
+{
+    if (!(sa->flags & SA_BENEATH)) {
+        for (; i < end; i++)
+            sa->errs[i] = fstatat(sa->dirfd, sa->names[i], &sa->sts[i], sa->flags) == 0 ? 0 : errno;
+        return;
+    }
+    last_folder f = {NULL, 0, -1};
+    for (; i < end; i++)
+        sa->errs[i] = stat_beneath(&f, sa->dirfd, sa->names[i], &sa->sts[i]);
+    folder_drop(&f);
+}
+
 /* work: takes chunks of the current job until none is left. */
 static void work(stat_ahead *sa)
 {
@@ -48,9 +115,7 @@ static void work(stat_ahead *sa)
         size_t i = atomic_fetch_add(&sa->next, STAT_CHUNK);
         if (i >= sa->n)
             return;
-        size_t end = i + STAT_CHUNK < sa->n ? i + STAT_CHUNK : sa->n;
-        for (; i < end; i++)
-            sa->errs[i] = fstatat(sa->dirfd, sa->names[i], &sa->sts[i], sa->flags) == 0 ? 0 : errno;
+        stat_range(sa, i, i + STAT_CHUNK < sa->n ? i + STAT_CHUNK : sa->n);
     }
 }
 
@@ -120,8 +185,8 @@ void sa_stat_all(stat_ahead *sa, int dirfd, const char *const *names, size_t n, 
                  struct stat *sts, int *errs)
 {
     if (sa == NULL || n < 2 * STAT_CHUNK) {
-        for (size_t i = 0; i < n; i++)
-            errs[i] = fstatat(dirfd, names[i], &sts[i], flags) == 0 ? 0 : errno;
+        stat_ahead one = {.dirfd = dirfd, .flags = flags, .names = names, .sts = sts, .errs = errs};
+        stat_range(&one, 0, n);
         return;
     }
     pthread_mutex_lock(&sa->lock);

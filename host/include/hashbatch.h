@@ -558,6 +558,22 @@ HB_API hb_status hb_submit_files(hb_engine *e, const hb_file_input *in, size_t n
                                  hb_file_result *out, const hb_files_options *opt,
                                  hb_files_job **job);
 
+/* hb_submit_files_at: hb_submit_files, with every input that has a path
+ * opened beneath the folder dir_fd (an open descriptor; O_PATH will do):
+ * the path is relative to it and resolved by hb_open_beneath with
+ * HB_RESOLVE_BENEATH, so no symbolic link is followed anywhere in it (the
+ * last name included) and ".." cannot climb above dir_fd. An input whose
+ * path leads out gives HB_ERR_IO with err EXDEV; one that meets a
+ * symbolic link, ELOOP (a folder swapped for a link since the caller
+ * listed the tree is not followed). For readers of trees that others can
+ * write to: what is read is what is beneath the folder, resolved once.
+ * dir_fd must stay open until the job has finished. Inputs given as
+ * descriptors are read as hb_submit_files reads them. Returns as
+ * hb_submit_files; HB_ERR_INVALID_ARGUMENT also when dir_fd < 0. */
+HB_API hb_status hb_submit_files_at(hb_engine *e, int dir_fd, const hb_file_input *in, size_t n,
+                                    hb_file_result *out, const hb_files_options *opt,
+                                    hb_files_job **job);
+
 /* hb_files_job_wait: waits up to timeout_ns (< 0: forever; 0: just look)
  * for every file of j to have its result. Returns HB_ERR_TIMEOUT if not
  * yet; else HB_OK (every file has its result, each with its own status),
@@ -586,6 +602,27 @@ HB_API void hb_files_job_free(hb_files_job *j);
  * HB_OK once done: per-file problems are in out[i].status. */
 HB_API hb_status hb_hash_files(hb_engine *e, const char *const *paths, size_t n,
                                hb_file_result *out, const hb_files_options *opt);
+
+/* ---- files beneath a folder ---------------------------------------- */
+
+/* hb_open_beneath's resolve bit: ".." may not climb above dir_fd and an
+ * absolute path is refused (EXDEV), as openat2's RESOLVE_BENEATH. */
+#define HB_RESOLVE_BENEATH 1u
+
+/* hb_open_beneath: opens path, relative to the folder dir_fd (a
+ * descriptor, or AT_FDCWD), with open(2)'s flags (O_CLOEXEC added),
+ * following no symbolic link in any component, the last one included:
+ * one gives -1 with errno ELOOP (O_PATH | O_NOFOLLOW in flags opens a
+ * last-name link itself, as openat2 does). resolve: 0, or
+ * HB_RESOLVE_BENEATH. The kernel resolves the path in one openat2(2)
+ * call (Linux 5.6+); where it has none, or a seccomp filter refuses it,
+ * one component at a time with O_NOFOLLOW, and then beneath any ".."
+ * is refused (EXDEV), even one that would stay inside: a folder renamed
+ * out from under the walk could not be told from it. Returns the descriptor, or -1
+ * with errno: ELOOP, EXDEV (the path leads out), ENOTDIR, ENOENT, EACCES
+ * ... as the kernel says; EINVAL for unknown resolve bits or a NULL
+ * path, ENOENT for an empty one. Thread-safe; keeps nothing. */
+HB_API int hb_open_beneath(int dir_fd, const char *path, int flags, unsigned resolve);
 
 #ifdef __cplusplus
 }

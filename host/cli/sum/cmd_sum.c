@@ -339,6 +339,7 @@ static void report(const hb_engine *e, const hb_files_stats *fs)
 typedef struct {
     const sum_opts *o;
     char *const *names;
+    const int *tree; /* per name: its tree, or -1 (sum_list's) */
     progress *meter;
     int failed;
 } printer;
@@ -353,7 +354,7 @@ static void print_result(void *arg, size_t i, const hb_file_result *r)
         return;
     }
     progress_clear(p->meter);
-    sum_report_failure(p->names[i], r);
+    sum_report_failure(p->names[i], r, p->tree[i] >= 0);
     p->failed = 1;
 }
 
@@ -361,10 +362,19 @@ static void print_result(void *arg, size_t i, const hb_file_result *r)
 static int run_sums(sum_runner *r, const sum_opts *o, sum_list *list)
 {
     progress_stage(r->meter, "hashing", list->n, list->bytes);
-    printer p = {o, list->names, r->meter, list->skipped};
+    printer p = {o, list->names, list->tree, r->meter, list->skipped};
+    r->tree_of = list->tree;
+    r->trees = list->ntrees ? places_new(list->trees, list->ntrees) : NULL;
+    if (list->ntrees && r->trees == NULL) {
+        cli_error("%s", strerror(ENOMEM));
+        return CLI_EXIT_FAILURE;
+    }
     if (o->use_cache)
         r->cache = sum_cache_open(o->cache_file);
     int rc = sum_run(r, list->names, list->n, print_result, &p);
+    places_free(r->trees);
+    r->trees = NULL;
+    r->tree_of = NULL;
     progress_clear(r->meter);
     fflush(stdout);
     sum_cache_close(r->cache, o->verbose);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "hashbatch.h"
+#include "places.h"
 #include "progress.h"
 
 /* ---- sum_format.c ------------------------------------------------------ */
@@ -103,18 +104,27 @@ void sum_lines_free(sum_lines *l);
 /* Names to hash, in output order; they own their strings. */
 typedef struct {
     char **names;
+    int *tree;      /* per name: the index in trees of the tree it was
+                       found in (read beneath its folder, no symbolic link
+                       followed), or -1: a name as given (read as named,
+                       following links, as sha1sum does) */
     size_t n, cap;
+    places_root *trees; /* the folders walked, as the walk saw them (their
+                           paths owned); NULL path: not one */
+    size_t ntrees;
     uint64_t bytes; /* sizes known from the walk (for progress) */
     int skipped;    /* some tree entry was reported and skipped */
 } sum_list;
 
-/* sum_list_add: appends a copy of name. Returns 0 or ENOMEM. */
-int sum_list_add(sum_list *l, const char *name, uint64_t size);
+/* sum_list_add: appends a copy of name, found in tree (-1: given as
+ * named). Returns 0 or ENOMEM. */
+int sum_list_add(sum_list *l, const char *name, int tree, uint64_t size);
 
 /* sum_list_build: the names for the arguments: as given, or with
  * recurse each directory argument replaced by its regular files in byte
- * order of their paths (`find DIR -type f | LC_ALL=C sort`); follow:
- * symbolic links below the arguments are followed too. Special files,
+ * order of their paths (`find DIR -type f | LC_ALL=C sort`), each found
+ * in that tree (l->tree); follow: symbolic links below the arguments are
+ * followed too, and the files are read as named. Special files,
  * loops and unreadable directories of the walk are reported on stderr
  * (l->skipped set). Returns 0 or ENOMEM (reported). */
 int sum_list_build(sum_list *l, char *const *args, size_t n, int recurse, int follow,
@@ -144,6 +154,12 @@ typedef struct {
      * the files it did not hold), so that the default route starts no
      * device that would not pay; the caller closes it. */
     const hb_config *open_late;
+    /* Where the names are read from: with tree_of (per name, as
+     * sum_list's tree), a name found in a tree is read beneath that tree's
+     * folder in trees (places.h: opened once, shown to be the folder the
+     * walk saw), no symbolic link followed; NULL: every name as named. */
+    const int *tree_of;
+    places *trees;
 } sum_runner;
 
 /* sum_run: hashes names[0, n) ("-": standard input, read once per "-"
@@ -165,8 +181,10 @@ sum_cache *sum_cache_open(const char *file);
 void sum_cache_close(sum_cache *c, int verbose);
 
 /* sum_report_failure: the stderr line for a file that could not be
- * hashed: "hashbatch: NAME: cause" (sha1sum's wording for errno causes). */
-void sum_report_failure(const char *name, const hb_file_result *r);
+ * hashed: "hashbatch: NAME: cause" (sha1sum's wording for errno causes;
+ * in_tree: the name was found by the walk, and a symbolic link or a
+ * path out of its folder met now is said as a change since the walk). */
+void sum_report_failure(const char *name, const hb_file_result *r, int in_tree);
 
 /* ---- sum_check.c -------------------------------------------------------- */
 

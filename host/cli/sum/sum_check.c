@@ -171,7 +171,7 @@ static void check_one(checker *c, const check_item *it, const hb_file_result *r)
     if (r->status != HB_OK) {
         if (o->ignore_missing && r->status == HB_ERR_IO && r->err == ENOENT)
             return;
-        sum_report_failure(it->name, r);
+        sum_report_failure(it->name, r, 0);
         c->unreadable++;
         if (!o->status) {
             print_name(it->name);

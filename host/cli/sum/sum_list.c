@@ -18,18 +18,22 @@
 #include "sum.h"
 #include "walk.h"
 
-int sum_list_add(sum_list *l, const char *name, uint64_t size)
+int sum_list_add(sum_list *l, const char *name, int tree, uint64_t size)
 {
     if (l->n == l->cap) {
         size_t ncap = l->cap ? l->cap * 2 : 256;
         char **nn = realloc(l->names, ncap * sizeof *nn);
-        if (nn == NULL)
+        if (nn != NULL)
+            l->names = nn;
+        int *nt = nn != NULL ? realloc(l->tree, ncap * sizeof *nt) : NULL;
+        if (nt == NULL)
             return ENOMEM;
-        l->names = nn;
+        l->tree = nt;
         l->cap = ncap;
     }
     if ((l->names[l->n] = strdup(name)) == NULL)
         return ENOMEM;
+    l->tree[l->n] = tree;
     l->n++;
     l->bytes += size;
     return 0;
@@ -40,12 +44,17 @@ void sum_list_free(sum_list *l)
     for (size_t i = 0; i < l->n; i++)
         free(l->names[i]);
     free(l->names);
+    free(l->tree);
+    for (size_t i = 0; i < l->ntrees; i++)
+        free((char *)l->trees[i].path);
+    free(l->trees);
     memset(l, 0, sizeof *l);
 }
 
 /* What one walk adds to. */
 typedef struct {
     sum_list *list;
+    int tree; /* the tree its files are found in, or -1 */
     progress *meter;
 } walk_ctx;
 
@@ -56,7 +65,7 @@ static int on_entry(void *arg, const walk_entry *e)
     switch (e->kind) {
     case WALK_FILE:
         progress_add(c->meter, 1, (uint64_t)e->st->st_size);
-        return sum_list_add(c->list, e->path, (uint64_t)e->st->st_size);
+        return sum_list_add(c->list, e->path, c->tree, (uint64_t)e->st->st_size);
     case WALK_SYMLINK:
         return 0;
     case WALK_SPECIAL:
@@ -94,18 +103,40 @@ static uint64_t size_of(const char *name)
     return (uint64_t)st.st_size;
 }
 
-/* add_tree: dir's regular files, sorted. Returns 0 or ENOMEM. */
+/* new_tree: a place in l->trees for the next tree walked, or -1 when out
+ * of memory (errno ENOMEM). */
+static int new_tree(sum_list *l)
+{
+    places_root *t = realloc(l->trees, (l->ntrees + 1) * sizeof *t);
+    if (t == NULL)
+        return -1;
+    l->trees = t;
+    memset(&t[l->ntrees], 0, sizeof *t);
+    return (int)l->ntrees++;
+}
+
+/* add_tree: dir's regular files, sorted. Without follow they are found
+ * in a tree of their own, its folder as the walk opened it, so that they
+ * are read beneath it. Returns 0 or ENOMEM. */
 static int add_tree(sum_list *l, char *dir, int follow, progress *meter)
 {
     walk_opts wo;
     walk_opts_init(&wo);
     wo.follow_symlinks = follow;
-    walk_ctx c = {l, meter};
+    walk_root root = {0};
+    walk_ctx c = {l, -1, meter};
+    if (!follow) {
+        if ((c.tree = new_tree(l)) < 0)
+            return ENOMEM;
+        wo.roots = &root;
+    }
     size_t from = l->n;
     char *one[] = {dir};
     int rc = walk_paths(one, 1, &wo, on_entry, &c);
     if (rc == 0)
         qsort(l->names + from, l->n - from, sizeof *l->names, by_bytes);
+    if (c.tree >= 0)
+        l->trees[c.tree] = (places_root){root.path, (uint64_t)root.dev, (uint64_t)root.ino};
     return rc;
 }
 
@@ -117,7 +148,7 @@ int sum_list_build(sum_list *l, char *const *args, size_t n, int recurse, int fo
     for (size_t i = 0; i < n; i++) {
         int rc = recurse && is_dir(args[i])
                      ? add_tree(l, args[i], follow, meter)
-                     : sum_list_add(l, args[i], meter ? size_of(args[i]) : 0);
+                     : sum_list_add(l, args[i], -1, meter ? size_of(args[i]) : 0);
         if (rc != 0) {
             progress_clear(meter);
             cli_error("%s", strerror(rc));

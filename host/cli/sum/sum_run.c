@@ -97,9 +97,57 @@ static void wait_job(sum_runner *r, hb_files_job *j)
     add_stats(&r->total, &s);
 }
 
-/* run_job: one job over names[0, n), handed on from index base. */
-static int run_job(sum_runner *r, char *const *names, size_t n, size_t base, sum_done_fn done,
-                   void *ctx)
+/* tree_folder: the descriptor the names of tree t are read beneath, or
+ * -1 when the tree's folder is not the one the walk saw now (every name
+ * then fails with EXDEV: it is not beneath that folder). */
+static int tree_folder(const sum_runner *r, int t)
+{
+    const char *why;
+    return r->trees != NULL ? places_root_fd(r->trees, (size_t)t, &why) : -1;
+}
+
+/* fail_all: every one of o's names failed with err, before any read. */
+static void fail_all(ordered *o, int err)
+{
+    for (size_t i = 0; i < o->n; i++) {
+        o->out[i].status = HB_ERR_IO;
+        o->out[i].err = err;
+        on_file(o, i, &o->out[i]);
+    }
+}
+
+/* set_inputs: the job's inputs: standard input for "-", else the name,
+ * below its tree's folder when folder >= 0 (-1 when a name is not
+ * below it). */
+static int set_inputs(const sum_runner *r, hb_file_input *in, char *const *names, size_t n,
+                      int tree, int folder)
+{
+    for (size_t i = 0; i < n; i++) {
+        int is_stdin = folder < 0 && strcmp(names[i], "-") == 0;
+        long below = folder >= 0 ? places_below(r->trees, (size_t)tree, names[i]) : 0;
+        if (below < 0 || (folder >= 0 && names[i][below] == '\0'))
+            return -1;
+        in[i].path = is_stdin ? NULL : names[i] + below;
+        in[i].fd = is_stdin ? STDIN_FILENO : -1;
+    }
+    return 0;
+}
+
+/* submit: the job over in[0, n), beneath folder when it is >= 0. */
+static hb_status submit(const sum_runner *r, int folder, const hb_file_input *in, size_t n,
+                        ordered *o, hb_files_job **j)
+{
+    hb_files_options opt = r->files;
+    opt.on_file = on_file;
+    opt.ctx = o;
+    return folder >= 0 ? hb_submit_files_at(r->engine, folder, in, n, o->out, &opt, j)
+                       : hb_submit_files(r->engine, in, n, o->out, &opt, j);
+}
+
+/* run_job: one job over names[0, n), all found in tree (-1: as named),
+ * handed on from index base. */
+static int run_job(sum_runner *r, char *const *names, int tree, size_t n, size_t base,
+                   sum_done_fn done, void *ctx)
 {
     hb_file_input *in = calloc(n, sizeof *in);
     ordered o = {r, done, ctx, base, n, 0, calloc(n, 1), calloc(n, sizeof(hb_file_result))};
@@ -108,16 +156,14 @@ static int run_job(sum_runner *r, char *const *names, size_t n, size_t base, sum
         cli_error("%s", strerror(ENOMEM));
         goto out;
     }
-    for (size_t i = 0; i < n; i++) {
-        int is_stdin = strcmp(names[i], "-") == 0;
-        in[i].path = is_stdin ? NULL : names[i];
-        in[i].fd = is_stdin ? STDIN_FILENO : -1;
+    int folder = tree >= 0 ? tree_folder(r, tree) : -1;
+    if ((tree >= 0 && folder < 0) || set_inputs(r, in, names, n, tree, folder) != 0) {
+        fail_all(&o, EXDEV);
+        rc = 0;
+        goto out;
     }
-    hb_files_options opt = r->files;
-    opt.on_file = on_file;
-    opt.ctx = &o;
     hb_files_job *j = NULL;
-    hb_status st = hb_submit_files(r->engine, in, n, o.out, &opt, &j);
+    hb_status st = submit(r, folder, in, n, &o, &j);
     if (st != HB_OK) {
         const char *detail = hb_engine_last_error(NULL);
         cli_error("cannot hash files: %s%s%s", hb_status_str(st), detail[0] ? ": " : "", detail);
@@ -133,13 +179,22 @@ out:
     return rc;
 }
 
-/* job_end: where the job starting at from ends: before a second "-". */
-static size_t job_end(char *const *names, size_t n, size_t from)
+/* tree_at: the tree name i was found in (trees NULL: none), or -1. */
+static int tree_at(const int *trees, size_t i)
+{
+    return trees != NULL ? trees[i] : -1;
+}
+
+/* job_end: where the job starting at from ends: before a second "-", or
+ * where the names' tree changes. */
+static size_t job_end(char *const *names, const int *trees, size_t n, size_t from)
 {
     int have_stdin = 0;
     size_t i = from;
     for (; i < n; i++) {
-        if (strcmp(names[i], "-") != 0)
+        if (tree_at(trees, i) != tree_at(trees, from))
+            break;
+        if (tree_at(trees, i) >= 0 || strcmp(names[i], "-") != 0)
             continue;
         if (have_stdin)
             break;
@@ -162,15 +217,19 @@ static int need_engine(sum_runner *r, uint64_t messages, uint64_t bytes)
     return cli_engine_open(&cfg, "sum", &r->engine);
 }
 
-/* run_plain: every name hashed, in jobs split before each second "-". */
-static int run_plain(sum_runner *r, char *const *names, size_t n, sum_done_fn done, void *ctx)
+/* run_plain: every name hashed, in jobs split before each second "-"
+ * and where the tree the names were found in changes (trees: per name,
+ * NULL: none). */
+static int run_plain(sum_runner *r, char *const *names, const int *trees, size_t n,
+                     sum_done_fn done, void *ctx)
 {
     int rc = n > 0 ? need_engine(r, 0, 0) : 0;
     if (rc != 0)
         return rc;
     for (size_t from = 0; from < n;) {
-        size_t to = job_end(names, n, from);
-        if ((rc = run_job(r, names + from, to - from, from, done, ctx)) != 0)
+        size_t to = job_end(names, trees, n, from);
+        rc = run_job(r, names + from, tree_at(trees, from), to - from, from, done, ctx);
+        if (rc != 0)
             return rc;
         from = to;
     }
@@ -276,26 +335,80 @@ typedef struct {
 
 enum { NAME_KEYED = 1, NAME_HIT = 2 };
 
-/* key_of_stat: the key of name, whose stat is st, into *k: 1, or 0 when
- * its filesystem cannot be told (then it is neither looked up nor
+/* Where a name is stat-ed from: the folder and the path below it (its
+ * tree's folder beneath which nothing is followed, or AT_FDCWD and the
+ * name, following links as reading it does). */
+typedef struct {
+    int dir;
+    const char *rel;
+    int flags; /* for sa_stat_all */
+} name_place;
+
+/* place_of: where name i of x is stat-ed from. 0, or -1 when its tree's
+ * folder is not the one the walk saw (then it is not looked up). */
+static int place_of(const cached_run *x, size_t i, name_place *p)
+{
+    int t = tree_at(x->r->tree_of, i);
+    *p = (name_place){AT_FDCWD, x->names[i], 0};
+    if (t < 0)
+        return 0;
+    long below = places_below(x->r->trees, (size_t)t, x->names[i]);
+    if ((p->dir = tree_folder(x->r, t)) < 0 || below < 0)
+        return -1;
+    p->rel = x->names[i] + below;
+    p->flags = SA_BENEATH;
+    return 0;
+}
+
+/* key_of_stat: the key of the name at p, whose stat is st, into *k: 1, or
+ * 0 when its filesystem cannot be told (then it is neither looked up nor
  * stored). */
-static int key_of_stat(const char *name, const struct stat *st, hc_key *k)
+static int key_of_stat(const name_place *p, const struct stat *st, hc_key *k)
 {
     fs_id id;
-    if (fs_id_at(AT_FDCWD, name, st->st_dev, &id) != 0)
+    if (fs_id_at(p->dir, p->rel, st->st_dev, &id) != 0)
         return 0;
     hc_key_of(st, id.fs, k);
     return 1;
 }
 
-/* key_of_name: stats name (following links, as reading does) into *k.
- * 1 for a regular file whose filesystem is known. */
-static int key_of_name(const char *name, hc_key *k)
+/* key_of_name: stats name i of x (as key_names does) into *k. 1 for a
+ * regular file whose filesystem is known. */
+static int key_of_name(const cached_run *x, size_t i, hc_key *k)
 {
+    name_place p;
     struct stat st;
-    if (strcmp(name, "-") == 0 || stat(name, &st) != 0 || !S_ISREG(st.st_mode))
+    int err;
+    if (strcmp(x->names[i], "-") == 0 || place_of(x, i, &p) != 0)
         return 0;
-    return key_of_stat(name, &st, k);
+    sa_stat_all(NULL, p.dir, &p.rel, 1, p.flags, &st, &err);
+    return err == 0 && S_ISREG(st.st_mode) && key_of_stat(&p, &st, k);
+}
+
+/* stat_names: the stats of every name (sts, errs), the names of one
+ * tree (or of none) together, on every core (stat_ahead.c). */
+static void stat_names(const cached_run *x, struct stat *sts, int *errs, const char **rels)
+{
+    stat_ahead *sa = sa_open();
+    for (size_t from = 0, to; from < x->n; from = to) {
+        name_place first;
+        int ok = place_of(x, from, &first) == 0;
+        int t = tree_at(x->r->tree_of, from);
+        for (to = from; to < x->n && tree_at(x->r->tree_of, to) == t; to++) {
+            name_place p;
+            rels[to] = ok && place_of(x, to, &p) == 0 ? p.rel : NULL;
+        }
+        size_t i = from;
+        while (i < to && rels[i] != NULL)
+            i++;
+        if (i < to) { /* its folder is not the walk's, or a name not below it */
+            for (i = from; i < to; i++)
+                errs[i] = EXDEV;
+            continue;
+        }
+        sa_stat_all(sa, first.dir, rels + from, to - from, first.flags, sts + from, errs + from);
+    }
+    sa_close(sa);
 }
 
 /* key_names: every name's key (x->rows[i].key, NAME_KEYED) where it is a
@@ -307,21 +420,22 @@ static size_t key_names(cached_run *x, size_t *keyed)
 {
     struct stat *sts = malloc((x->n ? x->n : 1) * sizeof *sts);
     int *errs = malloc((x->n ? x->n : 1) * sizeof *errs);
-    stat_ahead *sa = sts != NULL && errs != NULL ? sa_open() : NULL;
+    const char **rels = malloc((x->n ? x->n : 1) * sizeof *rels);
     size_t nkeyed = 0;
-    if (sts != NULL && errs != NULL) {
-        sa_stat_all(sa, AT_FDCWD, (const char *const *)x->names, x->n, 0, sts, errs);
+    if (sts != NULL && errs != NULL && rels != NULL) {
+        stat_names(x, sts, errs, rels);
         for (size_t i = 0; i < x->n; i++) {
+            name_place p;
             if (errs[i] != 0 || !S_ISREG(sts[i].st_mode) || strcmp(x->names[i], "-") == 0 ||
-                !key_of_stat(x->names[i], &sts[i], &x->rows[i].key))
+                place_of(x, i, &p) != 0 || !key_of_stat(&p, &sts[i], &x->rows[i].key))
                 continue;
             x->state[i] = NAME_KEYED;
             keyed[nkeyed++] = i;
         }
     }
-    sa_close(sa);
     free(sts);
     free(errs);
+    free(rels);
     return nkeyed;
 }
 
@@ -427,7 +541,7 @@ static void remember(cached_run *x, size_t i, const hb_digest d)
     if (c->hc == NULL || !(x->state[i] & NAME_KEYED))
         return;
     const hc_key *k = &x->rows[i].key;
-    if (!key_of_name(x->names[i], &now) || memcmp(&now, k, sizeof now) != 0) {
+    if (!key_of_name(x, i, &now) || memcmp(&now, k, sizeof now) != 0) {
         c->changed++;
         return;
     }
@@ -475,8 +589,10 @@ static int run_cached(sum_runner *r, char *const *names, size_t n, sum_done_fn d
                     0,
                     0};
     char **miss_names = malloc((n ? n : 1) * sizeof *miss_names);
+    int *miss_trees = malloc((n ? n : 1) * sizeof *miss_trees);
     int rc = CLI_EXIT_FAILURE;
-    if (x.state == NULL || x.rows == NULL || x.miss == NULL || miss_names == NULL) {
+    if (x.state == NULL || x.rows == NULL || x.miss == NULL || miss_names == NULL ||
+        miss_trees == NULL) {
         cli_error("%s", strerror(ENOMEM));
         goto out;
     }
@@ -485,12 +601,13 @@ static int run_cached(sum_runner *r, char *const *names, size_t n, sum_done_fn d
     int sized = 1; /* every miss a regular file: the work is known */
     for (size_t m = 0; m < x.nmiss; m++) {
         miss_names[m] = names[x.miss[m]];
+        miss_trees[m] = tree_at(r->tree_of, x.miss[m]);
         sized &= (x.state[x.miss[m]] & NAME_KEYED) != 0;
         bytes += x.rows[x.miss[m]].key.size;
     }
     rc = x.nmiss > 0 ? need_engine(r, sized ? x.nmiss : 0, sized ? bytes : 0) : 0;
     if (rc == 0)
-        rc = run_plain(r, miss_names, x.nmiss, on_miss, &x);
+        rc = run_plain(r, miss_names, miss_trees, x.nmiss, on_miss, &x);
     if (rc == 0)
         hand_on_hits(&x, n);
 out:
@@ -498,6 +615,7 @@ out:
     free(x.rows);
     free(x.miss);
     free(miss_names);
+    free(miss_trees);
     return rc;
 }
 
@@ -505,7 +623,7 @@ int sum_run(sum_runner *r, char *const *names, size_t n, sum_done_fn done, void 
 {
     if (r->cache != NULL && r->cache->hc != NULL)
         return run_cached(r, names, n, done, ctx);
-    return run_plain(r, names, n, done, ctx);
+    return run_plain(r, names, r->tree_of, n, done, ctx);
 }
 
 /* special_kind: what a skipped non-regular file is, for the message. */
@@ -517,13 +635,28 @@ static const char *special_kind(const char *name)
     return walk_special_cause(st.st_mode);
 }
 
-void sum_report_failure(const char *name, const hb_file_result *r)
+/* changed_in_tree: the words for err met reading a name the walk found,
+ * when it says the tree changed since (NULL: it does not). */
+static const char *changed_in_tree(int err)
 {
-    if (r->status == HB_ERR_IO) {
+    if (err == ELOOP)
+        return "a symbolic link is in its path now (there was none when the tree was walked): "
+               "not followed, not hashed";
+    if (err == EXDEV)
+        return "not beneath the folder the walk started from now (that folder was replaced "
+               "since): not hashed";
+    return NULL;
+}
+
+void sum_report_failure(const char *name, const hb_file_result *r, int in_tree)
+{
+    const char *cause = NULL;
+    if (r->status == HB_ERR_IO && (!in_tree || (cause = changed_in_tree(r->err)) == NULL)) {
         cli_error_path(name, r->err);
         return;
     }
-    const char *cause = r->status == HB_ERR_NOT_REGULAR ? special_kind(name)
+    if (cause == NULL)
+        cause = r->status == HB_ERR_NOT_REGULAR ? special_kind(name)
                         : r->status == HB_ERR_FILE_CHANGED
                             ? "changed while it was read (size or modification time); not hashed"
                             : hb_status_str(r->status);

@@ -35,14 +35,15 @@ static hb_status check_args(hb_engine *e, const hb_file_input *in, size_t n,
     return HB_OK;
 }
 
-hb_status hb_submit_files(hb_engine *e, const hb_file_input *in, size_t n, hb_file_result *out,
-                          const hb_files_options *opt, hb_files_job **job)
+/* submit: a job over in[0, n), its paths beneath dir_fd (-1: as given). */
+static hb_status submit(hb_engine *e, int dir_fd, const hb_file_input *in, size_t n,
+                        hb_file_result *out, const hb_files_options *opt, hb_files_job **job)
 {
     hb_status st = check_args(e, in, n, out, job);
     if (st != HB_OK)
         return st;
     *job = NULL;
-    hb_files_job *j = files_job_new(e, in, n, out, opt);
+    hb_files_job *j = files_job_new(e, dir_fd, in, n, out, opt);
     if (j == NULL)
         return hb_error_set(NULL, HB_ERR_NO_MEMORY, "hb_submit_files: out of memory");
     st = files_job_start(j);
@@ -52,6 +53,21 @@ hb_status hb_submit_files(hb_engine *e, const hb_file_input *in, size_t n, hb_fi
     }
     *job = j;
     return HB_OK;
+}
+
+hb_status hb_submit_files(hb_engine *e, const hb_file_input *in, size_t n, hb_file_result *out,
+                          const hb_files_options *opt, hb_files_job **job)
+{
+    return submit(e, -1, in, n, out, opt, job);
+}
+
+hb_status hb_submit_files_at(hb_engine *e, int dir_fd, const hb_file_input *in, size_t n,
+                             hb_file_result *out, const hb_files_options *opt, hb_files_job **job)
+{
+    if (dir_fd < 0)
+        return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT,
+                            "hb_submit_files_at: the folder's descriptor is %d", dir_fd);
+    return submit(e, dir_fd, in, n, out, opt, job);
 }
 
 hb_status hb_files_job_wait(hb_files_job *j, int64_t timeout_ns)

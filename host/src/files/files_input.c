@@ -152,26 +152,30 @@ static hb_status classify(hb_open_file *f, int by_path, int read_special, int *e
 
 /* open_failed: why a path did not open; a Unix socket (ENXIO) is a
  * special file like the others, skipped. */
-static hb_status open_failed(const char *path, int *err)
+static hb_status open_failed(int dir_fd, const char *path, int *err)
 {
     struct stat st;
     *err = errno;
-    if (*err == ENXIO && stat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+    int at = dir_fd >= 0 ? dir_fd : AT_FDCWD, nofollow = dir_fd >= 0 ? AT_SYMLINK_NOFOLLOW : 0;
+    if (*err == ENXIO && fstatat(at, path, &st, nofollow) == 0 && S_ISSOCK(st.st_mode)) {
         *err = 0;
         return HB_ERR_NOT_REGULAR;
     }
     return HB_ERR_IO;
 }
 
-hb_status hb_file_open(const hb_file_input *in, int read_special, hb_open_file *f, int *err)
+hb_status hb_file_open(const hb_file_input *in, int dir_fd, int read_special, hb_open_file *f,
+                       int *err)
 {
     *err = 0;
     f->owned = in->path != NULL;
     f->regular = 0;
     if (f->owned) {
-        f->fd = open(in->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+        f->fd = dir_fd >= 0 ? hb_open_beneath(dir_fd, in->path, flags, HB_RESOLVE_BENEATH)
+                            : open(in->path, flags);
         if (f->fd < 0)
-            return open_failed(in->path, err);
+            return open_failed(dir_fd, in->path, err);
     } else {
         f->fd = in->fd;
     }

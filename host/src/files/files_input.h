@@ -40,13 +40,15 @@ typedef struct {
 } hb_open_file;
 
 /* hb_file_open: opens in (a path: O_NONBLOCK first, so a FIFO with no
- * writer cannot block the open) and takes its snapshot; for a regular
+ * writer cannot block the open; beneath dir_fd when it is >= 0, following
+ * no symbolic link: hb_open_beneath) and takes its snapshot; for a regular
  * file, then waits for a write() to it already under way where the
  * filesystem allows (files_input.c says which). Directories give HB_ERR_IO
  * with EISDIR; FIFOs, sockets and devices named by a path give
  * HB_ERR_NOT_REGULAR unless read_special. On failure *err holds the errno
  * (or 0) and nothing stays open. */
-hb_status hb_file_open(const hb_file_input *in, int read_special, hb_open_file *f, int *err);
+hb_status hb_file_open(const hb_file_input *in, int dir_fd, int read_special, hb_open_file *f,
+                       int *err);
 
 /* hb_file_close: closes f's descriptor if it owns it. */
 void hb_file_close(hb_open_file *f);

@@ -73,6 +73,7 @@ struct hb_files_job {
     size_t n;
     hb_file_result *out;
     hb_files_options opt;
+    int dir_fd; /* paths opened beneath it (hb_submit_files_at), or -1 */
 
     pthread_mutex_t lock; /* everything below but bytes_read */
     pthread_cond_t space; /* memory or an arena freed; an open batch to send */

@@ -49,13 +49,14 @@ static void resolve_options(hb_files_options *o, const hb_files_options *given, 
         o->batch_bytes = o->memory_max / 2;
 }
 
-hb_files_job *files_job_new(hb_engine *e, const hb_file_input *in, size_t n, hb_file_result *out,
-                            const hb_files_options *opt)
+hb_files_job *files_job_new(hb_engine *e, int dir_fd, const hb_file_input *in, size_t n,
+                            hb_file_result *out, const hb_files_options *opt)
 {
     hb_files_job *j = calloc(1, sizeof *j);
     if (j == NULL)
         return NULL;
     j->engine = e;
+    j->dir_fd = dir_fd;
     j->in = in;
     j->n = n;
     j->out = out;

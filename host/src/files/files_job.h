@@ -11,9 +11,10 @@
 #include "hashbatch.h"
 
 /* files_job_new: an initialised job (options resolved), threads not
- * started; NULL when out of memory. */
-hb_files_job *files_job_new(hb_engine *e, const hb_file_input *in, size_t n, hb_file_result *out,
-                            const hb_files_options *opt);
+ * started, its paths opened beneath dir_fd (-1: as given); NULL when out
+ * of memory. */
+hb_files_job *files_job_new(hb_engine *e, int dir_fd, const hb_file_input *in, size_t n,
+                            hb_file_result *out, const hb_files_options *opt);
 
 /* files_job_start: the I/O threads and the collector. At least one I/O
  * thread and the collector must start; fewer I/O threads are fine. On

@@ -158,7 +158,7 @@ static void do_file(files_io_thread *t, size_t i)
     hb_files_job *j = t->job;
     hb_open_file f;
     int err = 0;
-    hb_status st = hb_file_open(&j->in[i], j->opt.read_special, &f, &err);
+    hb_status st = hb_file_open(&j->in[i], j->dir_fd, j->opt.read_special, &f, &err);
     if (st != HB_OK) {
         files_fail(j, i, st, err);
         return;
