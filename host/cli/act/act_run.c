@@ -34,11 +34,22 @@
 #include "fs_id.h"
 #include "places.h"
 
+/* The folder of the last duplicate reached: the duplicates of a plan
+ * come folder by folder, so each folder is resolved once for a run of
+ * them (and keeps being the folder resolved, whatever is renamed later:
+ * every file in it is still checked against the plan by identity). */
+typedef struct {
+    char *path; /* its path in the plan, NULL: none */
+    size_t len;
+    int fd;
+} last_folder;
+
 typedef struct {
     const act_opts *o;
     const act_plan *plan;
     places *places;
     act_temps *temps;
+    last_folder folder;
     act_log *log;
     int log_failed;
     uint64_t done, already, skipped, failed, planned, bytes, cleaned;
@@ -51,6 +62,7 @@ typedef struct {
     act_open_file *kept_open;
     const act_file *other;
     act_open_file other_open;
+    int own_dir; /* other_open.dir is the pair's own, not s->folder's */
 } pair;
 
 /* errno_text: e with its symbolic name where a reflink needs one. */
@@ -455,13 +467,46 @@ static void report_leftovers(run_state *s)
     }
 }
 
+/* folder_forget: closes the remembered folder. */
+static void folder_forget(last_folder *f)
+{
+    if (f->path != NULL)
+        close(f->fd);
+    free(f->path);
+    *f = (last_folder){NULL, 0, -1};
+}
+
+/* folder_of: the folder holding path (resolved by places_dir, or the one
+ * remembered when path's folder part is the last one's), *leaf its last
+ * name. The descriptor stays s's. -1 as places_dir. */
+static int folder_of(run_state *s, const char *path, const char **leaf, const char **why)
+{
+    size_t len;
+    *why = NULL;
+    *leaf = bn_leaf(path, &len);
+    last_folder *f = &s->folder;
+    if (f->path != NULL && f->len == len && memcmp(f->path, path, len) == 0 && bn_leaf_ok(*leaf))
+        return f->fd;
+    folder_forget(f);
+    int fd = places_dir(s->places, path, leaf, why);
+    char *copy = fd >= 0 ? malloc(len + 1) : NULL;
+    if (copy != NULL) {
+        memcpy(copy, path, len);
+        copy[len] = '\0';
+        *f = (last_folder){copy, len, fd};
+    }
+    return fd;
+}
+
 /* reach_other: resolves the folder of pr's duplicate and lists what
  * interrupted runs left there. Returns 0, else -1 (reported). */
 static int reach_other(run_state *s, pair *pr)
 {
     const char *why;
     act_open_file *o = &pr->other_open;
-    o->dir = places_dir(s->places, pr->other->path, &o->leaf, &why);
+    o->dir = folder_of(s, pr->other->path, &o->leaf, &why);
+    if (o->dir >= 0 && o->dir != s->folder.fd) /* not remembered (no memory): pr's own */
+        pr->own_dir = 1;
     if (o->dir < 0) {
         if (why)
             outcome(s, pr, "skipped", why);
@@ -527,6 +572,8 @@ static void act_pair(run_state *s, pair *pr)
     else
         replace(s, pr);
 out:
+    if (!pr->own_dir)
+        pr->other_open.dir = -1; /* the remembered folder's: s closes it */
     act_close(&pr->other_open);
 }
 
@@ -538,7 +585,7 @@ static void skip_group(run_state *s, const act_plan *p, const act_group *g, long
         if ((long)i == kept)
             continue;
         pair pr = {g, kept >= 0 ? &p->files[g->first + (size_t)kept] : NULL, NULL,
-                   &p->files[g->first + i], ACT_OPEN_FILE_INIT};
+                   &p->files[g->first + i], ACT_OPEN_FILE_INIT, 0};
         outcome(s, &pr, "skipped", reason);
     }
 }
@@ -593,7 +640,7 @@ static void act_group_run(run_state *s, const act_plan *p, const act_group *g)
     for (size_t i = 0; i < g->n; i++) {
         if ((long)i == ki)
             continue;
-        pair pr = {g, kept, &ko, &p->files[g->first + i], ACT_OPEN_FILE_INIT};
+        pair pr = {g, kept, &ko, &p->files[g->first + i], ACT_OPEN_FILE_INIT, 0};
         act_pair(s, &pr);
     }
     act_close(&ko);
@@ -634,6 +681,7 @@ int act_run(const act_plan *p, const act_opts *o)
     memset(&s, 0, sizeof s);
     s.o = o;
     s.plan = p;
+    s.folder.fd = -1;
     s.places = open_places(p);
     s.temps = act_temps_new();
     if (s.places == NULL || s.temps == NULL) {
@@ -651,6 +699,7 @@ int act_run(const act_plan *p, const act_opts *o)
     for (size_t g = 0; g < p->ngroups; g++)
         act_group_run(&s, p, &p->groups[g]);
     report_leftovers(&s);
+    folder_forget(&s.folder);
     places_free(s.places);
     act_temps_free(s.temps);
     if (act_log_close(s.log) != 0 && !s.log_failed) {
