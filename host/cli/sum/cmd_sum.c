@@ -364,6 +364,7 @@ static int run_sums(sum_runner *r, const sum_opts *o, sum_list *list)
     progress_stage(r->meter, "hashing", list->n, list->bytes);
     printer p = {o, list->names, list->tree, r->meter, list->skipped};
     r->tree_of = list->tree;
+    r->dev_of = list->dev;
     r->trees = list->ntrees ? places_new(list->trees, list->ntrees) : NULL;
     if (list->ntrees && r->trees == NULL) {
         cli_error("%s", strerror(ENOMEM));
@@ -375,6 +376,7 @@ static int run_sums(sum_runner *r, const sum_opts *o, sum_list *list)
     places_free(r->trees);
     r->trees = NULL;
     r->tree_of = NULL;
+    r->dev_of = NULL;
     progress_clear(r->meter);
     fflush(stdout);
     sum_cache_close(r->cache, o->verbose);

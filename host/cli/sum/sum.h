@@ -108,6 +108,8 @@ typedef struct {
                        found in (read beneath its folder, no symbolic link
                        followed), or -1: a name as given (read as named,
                        following links, as sha1sum does) */
+    uint64_t *dev;  /* per name: its device as the walk or a stat saw it
+                       (0: not known), for the read order */
     size_t n, cap;
     places_root *trees; /* the folders walked, as the walk saw them (their
                            paths owned); NULL path: not one */
@@ -117,8 +119,8 @@ typedef struct {
 } sum_list;
 
 /* sum_list_add: appends a copy of name, found in tree (-1: given as
- * named). Returns 0 or ENOMEM. */
-int sum_list_add(sum_list *l, const char *name, int tree, uint64_t size);
+ * named), on device dev (0: not known). Returns 0 or ENOMEM. */
+int sum_list_add(sum_list *l, const char *name, int tree, uint64_t size, uint64_t dev);
 
 /* sum_list_build: the names for the arguments: as given, or with
  * recurse each directory argument replaced by its regular files in byte
@@ -160,6 +162,8 @@ typedef struct {
      * walk saw), no symbolic link followed; NULL: every name as named. */
     const int *tree_of;
     places *trees;
+    const uint64_t *dev_of; /* per name: its device (0 or NULL: not known) */
+    uint64_t jobs;          /* files jobs started, for the read-order trace */
 } sum_runner;
 
 /* sum_run: hashes names[0, n) ("-": standard input, read once per "-"
@@ -185,6 +189,19 @@ void sum_cache_close(sum_cache *c, int verbose);
  * in_tree: the name was found by the walk, and a symbolic link or a
  * path out of its folder met now is said as a change since the walk). */
 void sum_report_failure(const char *name, const hb_file_result *r, int in_tree);
+
+/* ---- sum_order.c -------------------------------------------------------- */
+
+/* sum_read_order: the order in which a job reads names[0, n) (trees,
+ * devs: per name, NULL: none known): when any of them lies on a
+ * rotational disk (disk_order.c), the order of their places on their
+ * disks (each such file opened once, as the job would open it, for its
+ * first extent) in order[k] = the name's index, and 1 returned; else 0
+ * (read them in list order). -1 when out of memory (list order). With
+ * HASHBATCH_DEBUG_READ_ORDER set, the order is printed on stderr
+ * ("hashbatch: debug: read order JOB POS NAME"), as dedup prints its. */
+int sum_read_order(const sum_runner *r, char *const *names, const int *trees,
+                   const uint64_t *devs, size_t n, uint32_t *order);
 
 /* ---- sum_check.c -------------------------------------------------------- */
 

@@ -18,7 +18,7 @@
 #include "sum.h"
 #include "walk.h"
 
-int sum_list_add(sum_list *l, const char *name, int tree, uint64_t size)
+int sum_list_add(sum_list *l, const char *name, int tree, uint64_t size, uint64_t dev)
 {
     if (l->n == l->cap) {
         size_t ncap = l->cap ? l->cap * 2 : 256;
@@ -26,14 +26,18 @@ int sum_list_add(sum_list *l, const char *name, int tree, uint64_t size)
         if (nn != NULL)
             l->names = nn;
         int *nt = nn != NULL ? realloc(l->tree, ncap * sizeof *nt) : NULL;
-        if (nt == NULL)
+        if (nt != NULL)
+            l->tree = nt;
+        uint64_t *nd = nt != NULL ? realloc(l->dev, ncap * sizeof *nd) : NULL;
+        if (nd == NULL)
             return ENOMEM;
-        l->tree = nt;
+        l->dev = nd;
         l->cap = ncap;
     }
     if ((l->names[l->n] = strdup(name)) == NULL)
         return ENOMEM;
     l->tree[l->n] = tree;
+    l->dev[l->n] = dev;
     l->n++;
     l->bytes += size;
     return 0;
@@ -45,6 +49,7 @@ void sum_list_free(sum_list *l)
         free(l->names[i]);
     free(l->names);
     free(l->tree);
+    free(l->dev);
     for (size_t i = 0; i < l->ntrees; i++)
         free((char *)l->trees[i].path);
     free(l->trees);
@@ -65,7 +70,8 @@ static int on_entry(void *arg, const walk_entry *e)
     switch (e->kind) {
     case WALK_FILE:
         progress_add(c->meter, 1, (uint64_t)e->st->st_size);
-        return sum_list_add(c->list, e->path, c->tree, (uint64_t)e->st->st_size);
+        return sum_list_add(c->list, e->path, c->tree, (uint64_t)e->st->st_size,
+                            (uint64_t)e->st->st_dev);
     case WALK_SYMLINK:
         return 0;
     case WALK_SPECIAL:
@@ -94,13 +100,14 @@ static int is_dir(const char *name)
     return strcmp(name, "-") != 0 && stat(name, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* size_of: name's size for the meter's total (0 when unknown). */
-static uint64_t size_of(const char *name)
+/* add_named: a name as given, with its size for the meter's total and
+ * its device for the read order (0 when not a regular file). */
+static int add_named(sum_list *l, const char *name)
 {
     struct stat st;
     if (strcmp(name, "-") == 0 || stat(name, &st) != 0 || !S_ISREG(st.st_mode))
-        return 0;
-    return (uint64_t)st.st_size;
+        return sum_list_add(l, name, -1, 0, 0);
+    return sum_list_add(l, name, -1, (uint64_t)st.st_size, (uint64_t)st.st_dev);
 }
 
 /* new_tree: a place in l->trees for the next tree walked, or -1 when out
@@ -148,7 +155,7 @@ int sum_list_build(sum_list *l, char *const *args, size_t n, int recurse, int fo
     for (size_t i = 0; i < n; i++) {
         int rc = recurse && is_dir(args[i])
                      ? add_tree(l, args[i], follow, meter)
-                     : sum_list_add(l, args[i], -1, meter ? size_of(args[i]) : 0);
+                     : add_named(l, args[i]);
         if (rc != 0) {
             progress_clear(meter);
             cli_error("%s", strerror(rc));

@@ -46,22 +46,25 @@ typedef struct {
     void *ctx;
     size_t base;          /* index of the job's first name in the list */
     size_t n, next;       /* names in the job; the next to hand on */
-    unsigned char *ready; /* ready[i]: result i is final */
-    hb_file_result *out;
+    unsigned char *ready; /* ready[i]: the result of the job's name i is final */
+    hb_file_result *out;  /* by read position */
+    uint32_t *order;      /* read position -> name (NULL: the same) */
+    uint32_t *pos_of;     /* name -> read position (NULL: the same) */
 } ordered;
 
 /* on_file: the library's per-file callback (never concurrent): hands on
  * every result whose predecessors are all done. */
-static void on_file(void *arg, size_t i, const hb_file_result *r)
+static void on_file(void *arg, size_t k, const hb_file_result *r)
 {
     ordered *o = arg;
     (void)r;
-    o->ready[i] = 1;
+    o->ready[o->order != NULL ? o->order[k] : k] = 1;
     progress_add(o->runner->meter, 1, 0);
     while (o->next < o->n && o->ready[o->next]) {
-        if (o->runner->stdout_tty || o->out[o->next].status != HB_OK)
+        const hb_file_result *res = &o->out[o->pos_of != NULL ? o->pos_of[o->next] : o->next];
+        if (o->runner->stdout_tty || res->status != HB_OK)
             progress_clear(o->runner->meter);
-        o->done(o->ctx, o->base + o->next, &o->out[o->next]);
+        o->done(o->ctx, o->base + o->next, res);
         o->next++;
     }
 }
@@ -106,7 +109,8 @@ static int tree_folder(const sum_runner *r, int t)
     return r->trees != NULL ? places_root_fd(r->trees, (size_t)t, &why) : -1;
 }
 
-/* fail_all: every one of o's names failed with err, before any read. */
+/* fail_all: every one of o's names failed with err, before any read
+ * (in list order: no read order is made). */
 static void fail_all(ordered *o, int err)
 {
     for (size_t i = 0; i < o->n; i++) {
@@ -116,28 +120,60 @@ static void fail_all(ordered *o, int err)
     }
 }
 
-/* set_inputs: the job's inputs: standard input for "-", else the name,
- * below its tree's folder when folder >= 0 (-1 when a name is not
- * below it). */
-static int set_inputs(const sum_runner *r, hb_file_input *in, char *const *names, size_t n,
-                      int tree, int folder)
+/* set_inputs: the job's inputs in read order (o->order): standard input
+ * for "-", else the name, below its tree's folder when folder >= 0 (-1
+ * when a name is not below it). */
+static int set_inputs(const sum_runner *r, hb_file_input *in, char *const *names,
+                      const ordered *o, int tree, int folder)
 {
-    for (size_t i = 0; i < n; i++) {
-        int is_stdin = folder < 0 && strcmp(names[i], "-") == 0;
-        long below = folder >= 0 ? places_below(r->trees, (size_t)tree, names[i]) : 0;
-        if (below < 0 || (folder >= 0 && names[i][below] == '\0'))
+    for (size_t k = 0; k < o->n; k++) {
+        const char *name = names[o->order != NULL ? o->order[k] : k];
+        int is_stdin = folder < 0 && strcmp(name, "-") == 0;
+        long below = folder >= 0 ? places_below(r->trees, (size_t)tree, name) : 0;
+        if (below < 0 || (folder >= 0 && name[below] == '\0'))
             return -1;
-        in[i].path = is_stdin ? NULL : names[i] + below;
-        in[i].fd = is_stdin ? STDIN_FILENO : -1;
+        in[k].path = is_stdin ? NULL : name + below;
+        in[k].fd = is_stdin ? STDIN_FILENO : -1;
     }
     return 0;
 }
 
-/* submit: the job over in[0, n), beneath folder when it is >= 0. */
+/* read_order: o's read order (sum_order.c) for names[0, n) from list
+ * index base. 1: one was made (a rotational disk), 0: list order, -1:
+ * out of memory. */
+static int read_order(sum_runner *r, char *const *names, int tree, const uint64_t *devs,
+                      ordered *o)
+{
+    int *trees = tree >= 0 ? malloc(o->n * sizeof *trees) : NULL;
+    o->order = malloc(o->n * sizeof *o->order);
+    o->pos_of = malloc(o->n * sizeof *o->pos_of);
+    int made = -1;
+    if (o->order != NULL && o->pos_of != NULL && (tree < 0 || trees != NULL)) {
+        for (size_t i = 0; trees != NULL && i < o->n; i++)
+            trees[i] = tree;
+        made = sum_read_order(r, names, trees, devs, o->n, o->order);
+    }
+    free(trees);
+    if (made == 1) {
+        for (size_t k = 0; k < o->n; k++)
+            o->pos_of[o->order[k]] = (uint32_t)k;
+        return 1;
+    }
+    free(o->order);
+    free(o->pos_of);
+    o->order = o->pos_of = NULL;
+    return made;
+}
+
+/* submit: the job over in[0, n), beneath folder when it is >= 0; one
+ * reader (unless --io-threads says how many) when it reads in a disk's
+ * order. */
 static hb_status submit(const sum_runner *r, int folder, const hb_file_input *in, size_t n,
                         ordered *o, hb_files_job **j)
 {
     hb_files_options opt = r->files;
+    if (o->order != NULL && opt.io_threads == 0)
+        opt.io_threads = 1;
     opt.on_file = on_file;
     opt.ctx = o;
     return folder >= 0 ? hb_submit_files_at(r->engine, folder, in, n, o->out, &opt, j)
@@ -145,19 +181,22 @@ static hb_status submit(const sum_runner *r, int folder, const hb_file_input *in
 }
 
 /* run_job: one job over names[0, n), all found in tree (-1: as named),
- * handed on from index base. */
-static int run_job(sum_runner *r, char *const *names, int tree, size_t n, size_t base,
-                   sum_done_fn done, void *ctx)
+ * on devices devs[0, n) (NULL: not known), handed on from index base. */
+static int run_job(sum_runner *r, char *const *names, int tree, const uint64_t *devs, size_t n,
+                   size_t base, sum_done_fn done, void *ctx)
 {
     hb_file_input *in = calloc(n, sizeof *in);
-    ordered o = {r, done, ctx, base, n, 0, calloc(n, 1), calloc(n, sizeof(hb_file_result))};
+    ordered o = {r,    done, ctx, base, n, 0, calloc(n, 1), calloc(n, sizeof(hb_file_result)),
+                 NULL, NULL};
     int rc = CLI_EXIT_FAILURE;
-    if (in == NULL || o.ready == NULL || o.out == NULL) {
+    r->jobs++;
+    int folder = tree >= 0 ? tree_folder(r, tree) : -1;
+    if (in == NULL || o.ready == NULL || o.out == NULL ||
+        ((folder >= 0 || tree < 0) && read_order(r, names, tree, devs, &o) < 0)) {
         cli_error("%s", strerror(ENOMEM));
         goto out;
     }
-    int folder = tree >= 0 ? tree_folder(r, tree) : -1;
-    if ((tree >= 0 && folder < 0) || set_inputs(r, in, names, n, tree, folder) != 0) {
+    if ((tree >= 0 && folder < 0) || set_inputs(r, in, names, &o, tree, folder) != 0) {
         fail_all(&o, EXDEV);
         rc = 0;
         goto out;
@@ -176,6 +215,8 @@ out:
     free(in);
     free(o.ready);
     free(o.out);
+    free(o.order);
+    free(o.pos_of);
     return rc;
 }
 
@@ -220,15 +261,16 @@ static int need_engine(sum_runner *r, uint64_t messages, uint64_t bytes)
 /* run_plain: every name hashed, in jobs split before each second "-"
  * and where the tree the names were found in changes (trees: per name,
  * NULL: none). */
-static int run_plain(sum_runner *r, char *const *names, const int *trees, size_t n,
-                     sum_done_fn done, void *ctx)
+static int run_plain(sum_runner *r, char *const *names, const int *trees, const uint64_t *devs,
+                     size_t n, sum_done_fn done, void *ctx)
 {
     int rc = n > 0 ? need_engine(r, 0, 0) : 0;
     if (rc != 0)
         return rc;
     for (size_t from = 0; from < n;) {
         size_t to = job_end(names, trees, n, from);
-        rc = run_job(r, names + from, tree_at(trees, from), to - from, from, done, ctx);
+        rc = run_job(r, names + from, tree_at(trees, from), devs ? devs + from : NULL, to - from,
+                     from, done, ctx);
         if (rc != 0)
             return rc;
         from = to;
@@ -590,9 +632,10 @@ static int run_cached(sum_runner *r, char *const *names, size_t n, sum_done_fn d
                     0};
     char **miss_names = malloc((n ? n : 1) * sizeof *miss_names);
     int *miss_trees = malloc((n ? n : 1) * sizeof *miss_trees);
+    uint64_t *miss_devs = malloc((n ? n : 1) * sizeof *miss_devs);
     int rc = CLI_EXIT_FAILURE;
     if (x.state == NULL || x.rows == NULL || x.miss == NULL || miss_names == NULL ||
-        miss_trees == NULL) {
+        miss_trees == NULL || miss_devs == NULL) {
         cli_error("%s", strerror(ENOMEM));
         goto out;
     }
@@ -602,12 +645,13 @@ static int run_cached(sum_runner *r, char *const *names, size_t n, sum_done_fn d
     for (size_t m = 0; m < x.nmiss; m++) {
         miss_names[m] = names[x.miss[m]];
         miss_trees[m] = tree_at(r->tree_of, x.miss[m]);
+        miss_devs[m] = r->dev_of != NULL ? r->dev_of[x.miss[m]] : 0;
         sized &= (x.state[x.miss[m]] & NAME_KEYED) != 0;
         bytes += x.rows[x.miss[m]].key.size;
     }
     rc = x.nmiss > 0 ? need_engine(r, sized ? x.nmiss : 0, sized ? bytes : 0) : 0;
     if (rc == 0)
-        rc = run_plain(r, miss_names, miss_trees, x.nmiss, on_miss, &x);
+        rc = run_plain(r, miss_names, miss_trees, miss_devs, x.nmiss, on_miss, &x);
     if (rc == 0)
         hand_on_hits(&x, n);
 out:
@@ -616,6 +660,7 @@ out:
     free(x.miss);
     free(miss_names);
     free(miss_trees);
+    free(miss_devs);
     return rc;
 }
 
@@ -623,7 +668,7 @@ int sum_run(sum_runner *r, char *const *names, size_t n, sum_done_fn done, void 
 {
     if (r->cache != NULL && r->cache->hc != NULL)
         return run_cached(r, names, n, done, ctx);
-    return run_plain(r, names, r->tree_of, n, done, ctx);
+    return run_plain(r, names, r->tree_of, r->dev_of, n, done, ctx);
 }
 
 /* special_kind: what a skipped non-regular file is, for the message. */
