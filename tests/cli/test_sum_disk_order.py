@@ -7,12 +7,14 @@ On an ext4 image on a loop device (made here, as root; skipped visibly
 otherwise: test_disk_order.py's Image), 24 files are created in name
 order and written in a shuffled order, each synced, so their first
 extents lie in an order unlike their names'. With the loop device marked
-rotational, `sum -r` and `sum FILE...` (HASHBATCH_DEBUG_READ_ORDER set:
-sum prints each job's read order on stderr) read them in the order of
-their first extents as FIEMAP gives them here, with --cache-file too (the
-files it does not hold); the output is the same as sha1sum's, in name
-order. Marked solid-state, no order is printed (list order) and the
-output is the same. A tree with files on two devices (the image and the
+rotational and the page cache dropped (skipped visibly where that cannot
+be done) before each run, `sum -r` and `sum FILE...`
+(HASHBATCH_DEBUG_READ_ORDER set: sum prints each job's read order on
+stderr) read them in the order of their first extents as FIEMAP gives
+them here, with --cache-file too (the files it does not hold); the
+output is the same as sha1sum's, in name order. Warm (just read), no
+order is made: list order, readers on every core. Marked solid-state,
+cold, no order is printed (list order) and the output is the same. A tree with files on two devices (the image and the
 ordinary file system, through a second argument) keeps list order within
 each.
 
@@ -29,7 +31,7 @@ import tempfile
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import clitest  # noqa: E402
-from test_disk_order import Image, first_extent, make_files, skip  # noqa: E402
+from test_disk_order import Image, drop_caches, first_extent, make_files, skip  # noqa: E402
 
 HB = clitest.binary()
 C = clitest.Checker("sum_disk_order")
@@ -55,6 +57,9 @@ def traced(args, cwd):
 
 
 def check_physical(what, args, cwd, names, phys):
+    why = drop_caches()
+    if why:
+        skip(why)
     p = traced(args, cwd)
     C.status(p, 0, what)
     C.same_bytes(p.stdout, sha1sum(names, cwd), what + ": the output is sha1sum's, in list order")
@@ -99,6 +104,7 @@ def main():
         os.mkdir(other)
         with open(os.path.join(other, "z"), "wb") as f:
             f.write(b"on another device\n")
+        drop_caches()
         p = traced(["sum", "-r", "t", other], img.mnt)
         C.status(p, 0, "two devices")
         C.same_bytes(p.stdout, sha1sum(names + [other + "/z"], img.mnt),
@@ -107,7 +113,13 @@ def main():
         want = sorted(names, key=lambda n: phys[os.path.basename(n)])
         C.check(list(got.values())[:1] == [want],
                 "two devices: the image's tree read in its disk's order", clitest.show(p.stderr))
+        p = traced(["sum", "-r", "t"], img.mnt)  # the files were just read: warm
+        C.status(p, 0, "rotational, warm")
+        C.same_bytes(p.stdout, sha1sum(names, img.mnt), "rotational, warm: sha1sum's output")
+        C.check(orders(p.stderr) == {}, "rotational, warm: list order (the page cache holds "
+                "the files: no order, readers on every core)", clitest.show(p.stderr))
         C.check(img.set_rotational(0), "the loop device marked solid-state again")
+        drop_caches()
         p = traced(["sum", "-r", "t"], img.mnt)
         C.status(p, 0, "solid-state")
         C.same_bytes(p.stdout, sha1sum(names, img.mnt), "solid-state: the output is sha1sum's")

@@ -6,16 +6,21 @@
  * order (a solid-state disk does not care, and the library's readers
  * then share the names as they come).
  *
- * A name on a rotational disk is opened once here (as the job will open
- * it: beneath its tree's folder, or as named) for its first extent
- * (FIEMAP), then closed; the others are placed by inode number within
- * their device, as dedup places files without an extent.
+ * Only for a cold job: up to PROBES of its names on rotational disks,
+ * spread over the job, are asked whether their first byte is in the page
+ * cache (preadv2 RWF_NOWAIT); when all are, the job reads in list order
+ * with its readers on every core (a warm rescan gains nothing from an
+ * order and would lose its parallel reads). Else every name on a
+ * rotational disk is opened once here (as the job will open it: beneath
+ * its tree's folder, or as named) for its first extent (FIEMAP), then
+ * closed; the others are placed in list order within their device.
  *
  * Owns: that order and its trace. Must not: read file contents, or
  * decide how many readers a job has (sum_run.c does).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +74,36 @@ static void place(const sum_runner *r, const char *name, int tree, uint64_t dev,
     close(fd);
 }
 
+#define PROBES 8
+
+/* cached: is the first byte of name in the page cache (or has it none)?
+ * A name that cannot be opened counts as cached (it orders nothing). */
+static int cached(const sum_runner *r, const char *name, int tree)
+{
+    int fd = open_as_read(r, name, tree);
+    if (fd < 0)
+        return 1;
+    char byte;
+    struct iovec v = {&byte, 1};
+    ssize_t got = preadv2(fd, &v, 1, 0, RWF_NOWAIT);
+    int e = errno;
+    close(fd);
+    return got >= 0 || e != EAGAIN;
+}
+
+/* cold: is any of up to PROBES names on rotational disks, spread over
+ * the n, out of the page cache? */
+static int cold(const sum_runner *r, char *const *names, const int *trees,
+                const uint64_t *devs, size_t n)
+{
+    size_t step = n > PROBES ? n / PROBES : 1;
+    for (size_t i = 0; i < n; i += step)
+        if (devs[i] != 0 && disk_is_rotational((dev_t)devs[i]) &&
+            !cached(r, names[i], trees != NULL ? trees[i] : -1))
+            return 1;
+    return 0;
+}
+
 /* trace: the order, when HASHBATCH_DEBUG_READ_ORDER asks for it. */
 static void trace(const sum_runner *r, char *const *names, const uint32_t *order, size_t n)
 {
@@ -83,7 +118,7 @@ static void trace(const sum_runner *r, char *const *names, const uint32_t *order
 int sum_read_order(const sum_runner *r, char *const *names, const int *trees,
                    const uint64_t *devs, size_t n, uint32_t *order)
 {
-    if (n < 2 || !any_rotational(devs, n))
+    if (n < 2 || !any_rotational(devs, n) || !cold(r, names, trees, devs, n))
         return 0;
     disk_key *keys = calloc(n, sizeof *keys);
     if (keys == NULL)
