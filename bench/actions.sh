@@ -41,6 +41,9 @@
 # link --hard, nothing else. Binaries take turns: A B A B ... per row.
 # dedup (`dedup -q TREE`) and sum (`sum -r --quiet TREE`) write to
 # /dev/null; their outputs are compared between the binaries once first.
+# A third scan row is a rescan from the hash cache (`sum -r --cache-file`,
+# each binary its own cache file, filled by one untimed run first): it
+# reads no file, so it times the stats that key the cache.
 #
 # Prints a Markdown table (wall medians with min-max, CPU user+sys
 # medians, NEW/BASE for both) on stdout; progress on stderr; the raw
@@ -233,6 +236,11 @@ if [ "$only" != actions ]; then
         done
         cmp -s "$work/dedup.base" "$work/dedup.new" || log "warning: dedup's outputs differ on $t"
         cmp -s "$work/sum.base" "$work/sum.new" || log "warning: sum -r's outputs differ on $t"
+        # each binary's own hash cache, filled once (a rescan then reads nothing)
+        for b in base new; do
+            rm -f "$work/cache.$b.sqlite"
+            "$work/bin/$b" sum -r --quiet --cache-file "$work/cache.$b.sqlite" "$t" > /dev/null 2>&1 || true
+        done
         for ((i = 1; i <= runs; i++)); do
             log "$(basename "$t"): run $i of $runs"
             for b in base new; do
@@ -242,6 +250,11 @@ if [ "$only" != actions ]; then
             for b in base new; do
                 label=$(echo "$b" | tr a-z A-Z)
                 timed "$label" "sum -r $(basename "$t")" "$work" "$work/bin/$b" sum -r --quiet "$t"
+            done
+            for b in base new; do
+                label=$(echo "$b" | tr a-z A-Z)
+                timed "$label" "sum -r --cache-file rescan $(basename "$t")" "$work" \
+                    "$work/bin/$b" sum -r --quiet --cache-file "$work/cache.$b.sqlite" "$t"
             done
         done
     done
