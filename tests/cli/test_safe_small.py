@@ -8,7 +8,11 @@
 - a merged plan's file on another host is skipped, "not on this host",
   left untouched, and the run exits 1 (it used to say "already done
   (removed before)" and exit 0);
-- a plan whose file to keep is on another host leaves the group alone.
+- a plan whose file to keep is on another host leaves the group alone;
+- --keep oldest on a plan without times stats each file beneath its root,
+  never through a symbolic link: a name whose folder is a link to the
+  oldest copy is not chosen to keep (before, lstat followed the folder's
+  link, chose it, and the group was then refused as a whole).
 
 Usage: test_safe_small.py PATH/TO/hashbatch
 """
@@ -104,12 +108,39 @@ def other_host(base):
             clitest.show(p.stderr))
 
 
+def keep_oldest_beneath(base):
+    d = os.path.join(base, "keep")
+    for sub in ("a", "c"):
+        os.makedirs(os.path.join(d, sub))
+    data = os.urandom(2000)
+    new, old = os.path.join(d, "a", "x"), os.path.join(d, "c", "x")
+    for path in (new, old):
+        with open(path, "wb") as fh:
+            fh.write(data)
+    os.utime(old, (1000000000, 1000000000))
+    os.symlink("c", os.path.join(d, "b"))
+    linked = os.path.join(d, "b", "x")
+    files = [entry(new), entry(linked)]
+    for e in files:
+        del e["mtime_ns"]
+    write_plan(os.path.join(base, "keep.json"), len(data), files)
+    p = hb("remove", "--keep", "oldest", "--dry-run", "keep.json", cwd=base)
+    C.check(("the file to keep, %s" % linked).encode() not in p.stderr,
+            "--keep oldest without times: a name through a folder's link is not kept",
+            clitest.show(p.stderr))
+    C.check(b"symbolic link" in p.stderr and linked.encode() in p.stderr,
+            "--keep oldest without times: the linked name is skipped as a link",
+            clitest.show(p.stderr))
+    C.check(os.path.exists(new) and os.path.exists(old), "--keep oldest: nothing removed")
+
+
 def main():
     base = tempfile.mkdtemp(prefix="hb-safe-small-")
     try:
         full_disk(base)
         empty_reflink(base)
         other_host(base)
+        keep_oldest_beneath(base)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     C.finish()

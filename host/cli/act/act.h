@@ -117,8 +117,11 @@ int act_keep_parse(const char *text, act_keep *k);
 /* act_keep_choose: the index (within the group) of the file g keeps, or
  * -1 when none fits (path=PREFIX with no file under PREFIX; oldest or
  * newest where no file's time can be had). Times come from the plan,
- * else from lstat now; ties go to the earlier file. */
-long act_keep_choose(const act_plan *p, const act_group *g, const act_keep *k);
+ * else from a stat now of the file reached beneath its root in pl (no
+ * symbolic link followed: places.h); ties go to the earlier file. */
+struct places;
+long act_keep_choose(const act_plan *p, const act_group *g, const act_keep *k,
+                     const struct places *pl);
 
 /* ---- act_temp.c ------------------------------------------------------- */
 

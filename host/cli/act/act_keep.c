@@ -2,17 +2,21 @@
  * act_keep.c - the keep rules: which file of a group stays.
  *
  * first: the first in the plan's order (the default); oldest, newest: by
- * modification time (the plan's mtime_ns, else the file's now), ties to
+ * modification time (the plan's mtime_ns, else the file's now, reached
+ * beneath its root with no symbolic link followed), ties to
  * the earlier in the plan; path=PREFIX: the first file at PREFIX or
  * below it (PREFIX matched at a path component's end, so path=a/b keeps
  * a/b/x but not a/bc/x).
  *
  * Owns: the rules. Must not: change files, print, or exit.
  */
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "act.h"
+#include "places.h"
 
 int act_keep_parse(const char *text, act_keep *k)
 {
@@ -42,22 +46,28 @@ static int under(const char *path, const char *prefix)
     return path[n] == '\0' || path[n] == '/' || prefix[n - 1] == '/';
 }
 
-/* file_mtime: f's modification time in ns (the plan's, else lstat's).
- * Returns 0, or -1 when it cannot be had. */
-static int file_mtime(const act_file *f, int64_t *out)
+/* file_mtime: f's modification time in ns (the plan's, else a stat of
+ * the file reached beneath its root). Returns 0, or -1 when it cannot be
+ * had. */
+static int file_mtime(const act_file *f, const places *pl, int64_t *out)
 {
     if (f->has_mtime) {
         *out = f->mtime_ns;
         return 0;
     }
+    const char *why;
     struct stat st;
-    if (lstat(f->path, &st) != 0 || !S_ISREG(st.st_mode))
+    int fd = places_open(pl, f->path, O_PATH, &why);
+    int ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (fd >= 0)
+        close(fd);
+    if (!ok)
         return -1;
     *out = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
     return 0;
 }
 
-long act_keep_choose(const act_plan *p, const act_group *g, const act_keep *k)
+long act_keep_choose(const act_plan *p, const act_group *g, const act_keep *k, const places *pl)
 {
     const act_file *files = p->files + g->first;
     if (k->kind == KEEP_FIRST)
@@ -72,7 +82,7 @@ long act_keep_choose(const act_plan *p, const act_group *g, const act_keep *k)
     int64_t best_t = 0;
     for (size_t i = 0; i < g->n; i++) {
         int64_t t;
-        if (file_mtime(&files[i], &t) != 0)
+        if (file_mtime(&files[i], pl, &t) != 0)
             continue;
         if (best < 0 || (k->kind == KEEP_OLDEST ? t < best_t : t > best_t)) {
             best = (long)i;

@@ -618,7 +618,7 @@ static void act_group_run(run_state *s, const act_plan *p, const act_group *g)
 {
     if (g->n < 2)
         return;
-    long ki = act_keep_choose(p, g, &s->o->keep);
+    long ki = act_keep_choose(p, g, &s->o->keep, s->places);
     if (ki < 0 && s->o->keep.kind == KEEP_PATH) {
         fflush(stdout);
         fprintf(stderr, "%s: group of ", CLI_PROGRAM);
