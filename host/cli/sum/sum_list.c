@@ -140,7 +140,7 @@ static int add_tree(sum_list *l, char *dir, int follow, progress *meter)
     size_t from = l->n;
     char *one[] = {dir};
     int rc = walk_paths(one, 1, &wo, on_entry, &c);
-    if (rc == 0)
+    if (rc == 0 && l->n > from) /* none found: names may still be NULL */
         qsort(l->names + from, l->n - from, sizeof *l->names, by_bytes);
     if (c.tree >= 0)
         l->trees[c.tree] = (places_root){root.path, (uint64_t)root.dev, (uint64_t)root.ino};
