@@ -11,8 +11,9 @@
  * O_NOFOLLOW component at a time where the kernel has no openat2), the
  * one used by files jobs opened with hb_submit_files_at too.
  *
- * Owns: the splitting of a path into its folder and its last name, and
- * the folder form of the resolution. Must not: decide what a caller does with a refusal,
+ * Owns: the splitting of a path into its folder and its last name, the
+ * folder form of the resolution, and a folder remembered for a run of
+ * names in it. Must not: decide what a caller does with a refusal,
  * print, or exit.
  */
 #ifndef HB_CLI_BENEATH_H
@@ -43,5 +44,28 @@ const char *bn_leaf(const char *path, size_t *dir_len);
 /* bn_leaf_ok: is leaf a name an action may act on (not empty, ".", or
  * "..")? */
 int bn_leaf_ok(const char *leaf);
+
+/* A folder remembered by its path, for a caller that reaches many files
+ * of one folder in a row (a plan's duplicates, a walk's names): it is
+ * resolved once for the run of them. */
+typedef struct {
+    char *path; /* NULL: none held */
+    size_t len;
+    int fd;
+} bn_memo;
+
+#define BN_MEMO_INIT {NULL, 0, -1}
+
+/* bn_memo_find: m's descriptor when it holds the folder path[0, len),
+ * else -1. */
+int bn_memo_find(const bn_memo *m, const char *path, size_t len);
+
+/* bn_memo_keep: forgets what m held and remembers fd as the folder
+ * path[0, len); m owns fd then. 0, or -1 when out of memory (fd stays
+ * the caller's). */
+int bn_memo_keep(bn_memo *m, const char *path, size_t len, int fd);
+
+/* bn_memo_forget: closes the folder m holds and forgets it. */
+void bn_memo_forget(bn_memo *m);
 
 #endif /* HB_CLI_BENEATH_H */

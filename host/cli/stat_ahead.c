@@ -42,47 +42,27 @@ struct stat_ahead {
     atomic_size_t next;
 };
 
-/* The folder a thread stat-ed its last name beneath (SA_BENEATH): names
- * of one folder come together, so it is resolved once for them. */
-typedef struct {
-    char *dir; /* its path below the job's folder; NULL: none open */
-    size_t len;
-    int fd;
-} last_folder;
-
-static void folder_drop(last_folder *f)
+/* folder_of: the descriptor of the folder rel[0, len) beneath base,
+ * opened once for a run of names in it (f: the folder a thread stat-ed
+ * its last name beneath, SA_BENEATH), or -1 with errno. */
+static int folder_of(bn_memo *f, int base, const char *rel, size_t len)
 {
-    if (f->dir != NULL)
-        close(f->fd);
-    free(f->dir);
-    f->dir = NULL;
-}
-
-/* folder_of: the descriptor of the folder rel[0, len) beneath base
- * (opened once for a run of names in it), or -1 with errno. */
-static int folder_of(last_folder *f, int base, const char *rel, size_t len)
-{
-    if (f->dir != NULL && f->len == len && memcmp(f->dir, rel, len) == 0)
-        return f->fd;
-    folder_drop(f);
-    int fd = bn_open_dir(base, rel, len, 1);
-    char *dir = fd >= 0 ? malloc(len + 1) : NULL;
-    if (dir == NULL) {
-        int e = fd >= 0 ? ENOMEM : errno;
-        if (fd >= 0)
-            close(fd);
-        errno = e;
+    int fd = bn_memo_find(f, rel, len);
+    if (fd >= 0)
+        return fd;
+    bn_memo_forget(f);
+    fd = bn_open_dir(base, rel, len, 1);
+    if (fd >= 0 && bn_memo_keep(f, rel, len, fd) != 0) {
+        close(fd);
+        errno = ENOMEM;
         return -1;
     }
-    memcpy(dir, rel, len);
-    dir[len] = '\0';
-    *f = (last_folder){dir, len, fd};
     return fd;
 }
 
 /* stat_beneath: the stat of rel's last name (not followed) in its folder
  * beneath base, no symbolic link followed on the way. 0 or errno. */
-static int stat_beneath(last_folder *f, int base, const char *rel, struct stat *st)
+static int stat_beneath(bn_memo *f, int base, const char *rel, struct stat *st)
 {
     size_t dir_len;
     const char *leaf = bn_leaf(rel, &dir_len);
@@ -102,10 +82,10 @@ static void stat_range(stat_ahead *sa, size_t i, size_t end)
             sa->errs[i] = fstatat(sa->dirfd, sa->names[i], &sa->sts[i], sa->flags) == 0 ? 0 : errno;
         return;
     }
-    last_folder f = {NULL, 0, -1};
+    bn_memo f = BN_MEMO_INIT;
     for (; i < end; i++)
         sa->errs[i] = stat_beneath(&f, sa->dirfd, sa->names[i], &sa->sts[i]);
-    folder_drop(&f);
+    bn_memo_forget(&f);
 }
 
 /* work: takes chunks of the current job until none is left. */

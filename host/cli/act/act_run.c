@@ -34,22 +34,16 @@
 #include "fs_id.h"
 #include "places.h"
 
-/* The folder of the last duplicate reached: the duplicates of a plan
- * come folder by folder, so each folder is resolved once for a run of
- * them (and keeps being the folder resolved, whatever is renamed later:
- * every file in it is still checked against the plan by identity). */
-typedef struct {
-    char *path; /* its path in the plan, NULL: none */
-    size_t len;
-    int fd;
-} last_folder;
-
 typedef struct {
     const act_opts *o;
     const act_plan *plan;
     places *places;
     act_temps *temps;
-    last_folder folder;
+    /* The folder of the last duplicate reached: the duplicates of a plan
+     * come folder by folder, so each folder is resolved once for a run of
+     * them (and stays the folder resolved, whatever is renamed later:
+     * every file in it is still checked against the plan by identity). */
+    bn_memo folder;
     act_log *log;
     int log_failed;
     uint64_t done, already, skipped, failed, planned, bytes, cleaned;
@@ -467,15 +461,6 @@ static void report_leftovers(run_state *s)
     }
 }
 
-/* folder_forget: closes the remembered folder. */
-static void folder_forget(last_folder *f)
-{
-    if (f->path != NULL)
-        close(f->fd);
-    free(f->path);
-    *f = (last_folder){NULL, 0, -1};
-}
-
 /* folder_of: the folder holding path (resolved by places_dir, or the one
  * remembered when path's folder part is the last one's), *leaf its last
  * name. The descriptor stays s's. -1 as places_dir. */
@@ -484,17 +469,13 @@ static int folder_of(run_state *s, const char *path, const char **leaf, const ch
     size_t len;
     *why = NULL;
     *leaf = bn_leaf(path, &len);
-    last_folder *f = &s->folder;
-    if (f->path != NULL && f->len == len && memcmp(f->path, path, len) == 0 && bn_leaf_ok(*leaf))
-        return f->fd;
-    folder_forget(f);
-    int fd = places_dir(s->places, path, leaf, why);
-    char *copy = fd >= 0 ? malloc(len + 1) : NULL;
-    if (copy != NULL) {
-        memcpy(copy, path, len);
-        copy[len] = '\0';
-        *f = (last_folder){copy, len, fd};
-    }
+    int fd = bn_leaf_ok(*leaf) ? bn_memo_find(&s->folder, path, len) : -1;
+    if (fd >= 0)
+        return fd;
+    bn_memo_forget(&s->folder);
+    fd = places_dir(s->places, path, leaf, why);
+    if (fd >= 0)
+        bn_memo_keep(&s->folder, path, len, fd); /* out of memory: the pair's own */
     return fd;
 }
 
@@ -681,7 +662,7 @@ int act_run(const act_plan *p, const act_opts *o)
     memset(&s, 0, sizeof s);
     s.o = o;
     s.plan = p;
-    s.folder.fd = -1;
+    s.folder = (bn_memo)BN_MEMO_INIT;
     s.places = open_places(p);
     s.temps = act_temps_new();
     if (s.places == NULL || s.temps == NULL) {
@@ -699,7 +680,7 @@ int act_run(const act_plan *p, const act_opts *o)
     for (size_t g = 0; g < p->ngroups; g++)
         act_group_run(&s, p, &p->groups[g]);
     report_leftovers(&s);
-    folder_forget(&s.folder);
+    bn_memo_forget(&s.folder);
     places_free(s.places);
     act_temps_free(s.temps);
     if (act_log_close(s.log) != 0 && !s.log_failed) {

@@ -192,16 +192,17 @@ void sum_report_failure(const char *name, const hb_file_result *r, int in_tree);
 
 /* ---- sum_order.c -------------------------------------------------------- */
 
-/* sum_read_order: the order in which a job reads names[0, n) (trees,
- * devs: per name, NULL: none known): when any of them lies on a
+/* sum_read_order: the order in which a job reads names[0, n), all found
+ * in tree (-1: named; read beneath its folder otherwise), devs[0, n)
+ * their devices (NULL: none known): when any of them lies on a
  * rotational disk (disk_order.c) and a sample of those is not in the page
  * cache, the order of their places on their disks (each such file opened
  * once, as the job would open it, for its first extent) in order[k] =
  * the name's index, and 1 returned; else 0 (read them in list order). -1 when out of memory (list order). With
  * HASHBATCH_DEBUG_READ_ORDER set, the order is printed on stderr
  * ("hashbatch: debug: read order JOB POS NAME"), as dedup prints its. */
-int sum_read_order(const sum_runner *r, char *const *names, const int *trees,
-                   const uint64_t *devs, size_t n, uint32_t *order);
+int sum_read_order(const sum_runner *r, char *const *names, int tree, const uint64_t *devs,
+                   size_t n, uint32_t *order);
 
 /* ---- sum_check.c -------------------------------------------------------- */
 

@@ -41,7 +41,7 @@ static int any_rotational(const uint64_t *devs, size_t n)
     return 0;
 }
 
-/* open_as_read: name opened as the job will open it (trees: per name,
+/* open_as_read: name opened as the job will open it (tree >= 0:
  * beneath its tree's folder), or -1. */
 static int open_as_read(const sum_runner *r, const char *name, int tree)
 {
@@ -93,13 +93,13 @@ static int cached(const sum_runner *r, const char *name, int tree)
 
 /* cold: is any of up to PROBES names on rotational disks, spread over
  * the n, out of the page cache? */
-static int cold(const sum_runner *r, char *const *names, const int *trees,
+static int cold(const sum_runner *r, char *const *names, int tree,
                 const uint64_t *devs, size_t n)
 {
     size_t step = n > PROBES ? n / PROBES : 1;
     for (size_t i = 0; i < n; i += step)
         if (devs[i] != 0 && disk_is_rotational((dev_t)devs[i]) &&
-            !cached(r, names[i], trees != NULL ? trees[i] : -1))
+            !cached(r, names[i], tree))
             return 1;
     return 0;
 }
@@ -115,10 +115,10 @@ static void trace(const sum_runner *r, char *const *names, const uint32_t *order
                 names[order[k]]);
 }
 
-int sum_read_order(const sum_runner *r, char *const *names, const int *trees,
+int sum_read_order(const sum_runner *r, char *const *names, int tree,
                    const uint64_t *devs, size_t n, uint32_t *order)
 {
-    if (n < 2 || !any_rotational(devs, n) || !cold(r, names, trees, devs, n))
+    if (n < 2 || !any_rotational(devs, n) || !cold(r, names, tree, devs, n))
         return 0;
     disk_key *keys = calloc(n, sizeof *keys);
     if (keys == NULL)
@@ -126,7 +126,7 @@ int sum_read_order(const sum_runner *r, char *const *names, const int *trees,
     for (size_t i = 0; i < n; i++) {
         keys[i].slot = (uint32_t)i;
         keys[i].ino = i; /* not on a rotational disk: the list's order */
-        place(r, names[i], trees != NULL ? trees[i] : -1, devs[i], &keys[i]);
+        place(r, names[i], tree, devs[i], &keys[i]);
     }
     disk_order_sort(keys, n);
     for (size_t k = 0; k < n; k++)

@@ -138,22 +138,17 @@ static int set_inputs(const sum_runner *r, hb_file_input *in, char *const *names
     return 0;
 }
 
-/* read_order: o's read order (sum_order.c) for names[0, n) from list
- * index base. 1: one was made (a rotational disk), 0: list order, -1:
- * out of memory. */
+/* read_order: o's read order (sum_order.c) for its names, all found in
+ * tree. 1: one was made (a rotational disk), 0: list order, -1: out of
+ * memory. */
 static int read_order(sum_runner *r, char *const *names, int tree, const uint64_t *devs,
                       ordered *o)
 {
-    int *trees = tree >= 0 ? malloc(o->n * sizeof *trees) : NULL;
     o->order = malloc(o->n * sizeof *o->order);
     o->pos_of = malloc(o->n * sizeof *o->pos_of);
     int made = -1;
-    if (o->order != NULL && o->pos_of != NULL && (tree < 0 || trees != NULL)) {
-        for (size_t i = 0; trees != NULL && i < o->n; i++)
-            trees[i] = tree;
-        made = sum_read_order(r, names, trees, devs, o->n, o->order);
-    }
-    free(trees);
+    if (o->order != NULL && o->pos_of != NULL)
+        made = sum_read_order(r, names, tree, devs, o->n, o->order);
     if (made == 1) {
         for (size_t k = 0; k < o->n; k++)
             o->pos_of[o->order[k]] = (uint32_t)k;
