@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # run_with_cpu_impl.sh - runs one test suite with HASHBATCH_CPU_IMPL forced.
 # Usage: run_with_cpu_impl.sh CPU_IMPLS_BINARY IMPL SUITE [ARGS...]
+# The suite's engines get IMPL through HB_TEST_CPU_IMPL, which tu_config
+# (test_util.c) puts in hb_config.cpu_impl and tu_open_cfg and
+# tu_run_suite check against each engine's description (the suites ignore
+# the environment otherwise); HASHBATCH_CPU_IMPL is set too, for the
+# engines a test opens with use_environment = 1.
 # Heavy suites run at HB_TEST_SCALE=4 unless it is set (see below).
 # Exits 77 (ctest: skipped) when this CPU cannot run IMPL, or when IMPL is
 # what the engine takes by default here (the plain run of the suite already
@@ -21,4 +26,4 @@ esac
 # The reruns test the implementation under every suite's cases, not the
 # load again: heavy suites shrink their job counts by 4 unless the caller
 # chose a scale (sanitizer runs do).
-HB_TEST_SCALE=${HB_TEST_SCALE:-4} HASHBATCH_CPU_IMPL=$impl exec "$@"
+HB_TEST_SCALE=${HB_TEST_SCALE:-4} HB_TEST_CPU_IMPL=$impl HASHBATCH_CPU_IMPL=$impl exec "$@"

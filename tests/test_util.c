@@ -1,8 +1,9 @@
 /*
  * test_util.c - helpers shared by the Check suites (see test_util.h).
  *
- * Owns: engine opening for tests, the OpenSSL oracle, hex, the CAVP .rsp
- * parser, the PRNG and message sets. Must not: depend on anything the
+ * Owns: engine opening for tests (and the check that a cpu_impl rerun's
+ * engines hash with the implementation it forces), the OpenSSL oracle,
+ * hex, the CAVP .rsp parser, the PRNG and message sets. Must not: depend on anything the
  * library computes when building an expectation.
  */
 #include "test_util.h"
@@ -17,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifndef HB_TESTDATA_DIR
 #error "HB_TESTDATA_DIR (the test vectors folder) must be defined by the build"
@@ -28,6 +31,12 @@ const size_t tu_backend_count = sizeof tu_backends / sizeof tu_backends[0];
 
 /* ---- engines -------------------------------------------------------- */
 
+const char *tu_forced_cpu_impl(void)
+{
+    const char *impl = getenv("HB_TEST_CPU_IMPL");
+    return impl && *impl ? impl : NULL;
+}
+
 void tu_config(hb_config *cfg, hb_backend_kind kind)
 {
     hb_config_init(cfg);
@@ -36,6 +45,33 @@ void tu_config(hb_config *cfg, hb_backend_kind kind)
     cfg->verify = HB_VERIFY_OFF;
     cfg->cpu_fallback = 0;
     cfg->seed = 0x5eed5eedu;
+    cfg->cpu_impl = tu_forced_cpu_impl(); /* NULL (the default) but in a rerun */
+}
+
+/* expected_cpu_impl: the implementation an engine opened from cfg must
+ * hash with, by config.c's precedence: HASHBATCH_CPU_IMPL when cfg lets
+ * the environment in, else cfg's own choice, else the one a cpu_impl
+ * rerun forces (a config not made by tu_config); NULL: none asked for. */
+static const char *expected_cpu_impl(const hb_config *cfg)
+{
+    const char *env = cfg->use_environment ? getenv("HASHBATCH_CPU_IMPL") : NULL;
+    if (env && *env)
+        return env;
+    if (cfg->cpu_impl && *cfg->cpu_impl)
+        return cfg->cpu_impl;
+    return tu_forced_cpu_impl();
+}
+
+int tu_describes_cpu_impl(const char *description, const char *impl)
+{
+    /* engine.c's wording: "cpu: NAME multi-buffer (N lanes) and OpenSSL"
+     * for the lanes, "cpu: OpenSSL, ..." for sha-ni. */
+    char needle[64];
+    if (strcmp(impl, "sha-ni") == 0)
+        snprintf(needle, sizeof needle, "cpu: OpenSSL, ");
+    else
+        snprintf(needle, sizeof needle, "cpu: %s multi-buffer ", impl);
+    return strstr(description, needle) != NULL;
 }
 
 hb_engine *tu_open_cfg(const hb_config *cfg)
@@ -46,6 +82,11 @@ hb_engine *tu_open_cfg(const hb_config *cfg)
                   hb_backend_name(cfg->backend), hb_status_name(st), hb_status_str(st),
                   hb_engine_last_error(NULL));
     ck_assert_ptr_nonnull(e);
+    const char *impl = expected_cpu_impl(cfg);
+    ck_assert_msg(!impl || tu_describes_cpu_impl(hb_engine_describe(e), impl),
+                  "engine hashes without the CPU implementation %s%s: %s", impl ? impl : "",
+                  tu_forced_cpu_impl() ? " (this cpu_impl rerun forces HB_TEST_CPU_IMPL)" : "",
+                  hb_engine_describe(e));
     return e;
 }
 
@@ -534,8 +575,48 @@ double tu_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* forced_impl_reached: in a cpu_impl rerun, 1 if a cpu engine opened
+ * from tu_config hashes with the forced implementation (said on stderr
+ * either way); 1 outside a rerun. Opens in a child process, so the
+ * suite's process starts as it would without the check. */
+static int forced_impl_reached(void)
+{
+    const char *impl = tu_forced_cpu_impl();
+    if (!impl)
+        return 1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("cpu_impl rerun: fork");
+        return 0;
+    }
+    if (pid == 0) {
+        hb_config cfg;
+        hb_engine *e = NULL;
+        tu_config(&cfg, HB_BACKEND_CPU);
+        hb_status st = hb_engine_open(&e, &cfg);
+        if (st != HB_OK) {
+            fprintf(stderr, "FAIL: cpu_impl rerun forcing %s: hb_engine_open = %s: %s\n", impl,
+                    hb_status_name(st), hb_engine_last_error(NULL));
+            _exit(1);
+        }
+        int ok = tu_describes_cpu_impl(hb_engine_describe(e), impl);
+        fprintf(stderr, "%s: cpu_impl rerun forcing %s; engine: %s\n", ok ? "ok" : "FAIL", impl,
+                hb_engine_describe(e));
+        hb_engine_close(e);
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return 0;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 int tu_run_suite(Suite *s)
 {
+    if (!forced_impl_reached())
+        return 1;
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
@@ -571,7 +652,6 @@ hb_engine *tu_open_cpu_lanes(const char *impl, hb_verify_mode verify, int corrup
 {
     hb_config cfg;
     tu_config(&cfg, HB_BACKEND_CPU);
-    cfg.use_environment = 0;
     cfg.cpu_impl = impl;
     cfg.verify = verify;
     hb_engine *e = tu_open_cfg(&cfg);

@@ -1,7 +1,8 @@
 /*
  * test_util.h - helpers shared by the Check suites.
  *
- * Owns: opening engines with fault-free, environment-proof defaults; the
+ * Owns: opening engines with fault-free, environment-proof defaults (and,
+ * in a cpu_impl rerun, the implementation it forces, checked); the
  * OpenSSL oracle every suite compares against; hex helpers; the NIST CAVP
  * .rsp parser; a deterministic PRNG and random message sets; the test data
  * location (tests/vectors/ in the repository) and the check that it is
@@ -30,14 +31,26 @@
 extern const hb_backend_kind tu_backends[];
 extern const size_t tu_backend_count;
 
+/* tu_forced_cpu_impl: the CPU implementation a cpu_impl rerun forces
+ * (HB_TEST_CPU_IMPL, set only by run_with_cpu_impl.sh), or NULL. */
+const char *tu_forced_cpu_impl(void);
+
 /* tu_config: hb_config_init, then backend = kind, environment ignored,
  * verification off and no CPU fallback (so a wrong device digest or a
  * device error reaches the test instead of being silently repaired), a
- * fixed sampling seed. */
+ * fixed sampling seed, and cpu_impl = tu_forced_cpu_impl() (NULL, the
+ * default, outside a cpu_impl rerun). */
 void tu_config(hb_config *cfg, hb_backend_kind kind);
 
+/* tu_describes_cpu_impl: 1 if an engine description names the CPU
+ * implementation impl ("sha-ni", "portable", "avx2", "avx512"). */
+int tu_describes_cpu_impl(const char *description, const char *impl);
+
 /* tu_open_cfg: opens an engine from cfg; fails the test (with the status
- * and the last error) if that does not work. */
+ * and the last error) if that does not work, and unless the engine's
+ * description names the CPU implementation it must use: HASHBATCH_CPU_IMPL
+ * when cfg->use_environment lets it in, else cfg->cpu_impl, else the one
+ * the cpu_impl rerun forces (so a config that lost it fails loudly). */
 hb_engine *tu_open_cfg(const hb_config *cfg);
 
 /* tu_open_cpu_lanes: an engine of the cpu backend hashing with CPU
@@ -185,7 +198,11 @@ hb_digest *tu_digests(size_t n);
 double tu_now(void);
 
 /* tu_run_suite: runs s (fork mode unless CK_FORK says otherwise) and
- * returns main's exit code: 0 when everything passed, else 1. */
+ * returns main's exit code: 0 when everything passed, else 1. In a
+ * cpu_impl rerun it first opens a cpu engine from tu_config (in a child
+ * process) and fails the suite, before any test, unless that engine
+ * hashes with the forced implementation; either way one line on stderr
+ * says what the engine was. */
 int tu_run_suite(Suite *s);
 
 #endif /* HB_TEST_UTIL_H */
