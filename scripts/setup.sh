@@ -7,11 +7,14 @@ packages=(
   build-essential cmake pkg-config git python3
   pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
   libssl-dev openssl check
-  coreutils
+  coreutils util-linux
   ruby ruby-dev ruby-minitest rake ruby-bundler ruby-async
   jdupes gnuplot-nox
   libsqlite3-dev sqlite3 xfsprogs
 )
+# util-linux: setpriv (the permission cases run as nobody when CI is root),
+# mount and unshare (read-only and tmpfs mounts); gnuplot-nox: bench --plot
+# (cli_bench_plot); xfsprogs: reflink-capable loop images.
 # Peers the benchmarks compare against; tests need only jdupes.
 if [[ "${HB_SETUP_BENCH:-0}" == 1 ]]; then
   packages+=(rdfind rmlint fdupes hashdeep hashcat hyperfine ruby-benchmark-ips)

@@ -10,5 +10,22 @@ build="$root/build"
 bash "$root/scripts/build.sh" "$build"
 cd "$build"
 # Suites run side by side, one per CPU (HB_TEST_JOBS overrides): none
-# depends on timing or on having the machine to itself.
-ctest --output-on-failure --timeout 1800 -j "${HB_TEST_JOBS:-$(nproc)}" "$@"
+# depends on timing or on having the machine to itself. The results go to
+# Testing/hb-ctest-junit.xml as well (each test's output, its middle cut
+# past 64 KiB so a SKIP: line at the end stays), where
+# scripts/check_skips.sh finds the skipped tests and their reasons.
+junit="$build/Testing/hb-ctest-junit.xml"
+rm -f "$junit"
+status=0
+ctest --output-on-failure --timeout 1800 -j "${HB_TEST_JOBS:-$(nproc)}" \
+  --test-output-size-passed 65536 --test-output-truncation middle \
+  --output-junit "$junit" "$@" || status=$?
+# Every skipped test, with the reason it gave (a skip is never a pass:
+# CI fails on one tests/expected_skips.txt does not list).
+if [[ -s "$junit" ]]; then
+  bash "$root/scripts/check_skips.sh" --list "$build" || status=1
+else
+  echo "test.sh: ctest wrote no $junit: the skipped tests cannot be listed" >&2
+  status=1
+fi
+exit "$status"

@@ -17,8 +17,13 @@ an empty directory) it says so and still measures cpu; a wrong digest
 report; without the cpu backend the crossover is "not measured"; usage
 errors exit 2 before measuring. Nothing here asserts a speed:
 performance is measured by bench/, never by tests.
+Parts, each its own ctest test: --part=plot (cli_bench_plot) the text
+report again with --plot, a SKIP without gnuplot; --part=peer_isal
+(cli_bench_peer_isal) a real isa-l_crypto install given in
+HASHBATCH_PEER_ISAL, a SKIP without one (the main run checks the
+--peer-isal errors).
 
-Usage: test_bench.py PATH/TO/hashbatch
+Usage: test_bench.py PATH/TO/hashbatch [--part=plot|--part=peer_isal]
 """
 import json
 import os
@@ -282,11 +287,12 @@ def check_cpu_impl_option(chk, exe, impls):
                       "bench (text): no table row for %s" % name, out)
 
 
-def check_text_and_plot(chk, exe, devices, impls, tmp):
+def check_text_and_plot(chk, exe, devices, impls, tmp, plot=False):
+    """The text report and --json-file; with plot (the caller has made sure
+    gnuplot is there), --plot as well."""
     png = os.path.join(tmp, "bench plot.png")
     jfile = os.path.join(tmp, "bench.json")
-    if shutil.which("gnuplot") is None:
-        print("note: gnuplot not installed; --plot not checked")
+    if not plot:
         args = [exe, "bench", "--json-file", jfile] + SMALL
     else:
         args = [exe, "bench", "--json-file", jfile, "--plot", png] + SMALL
@@ -310,7 +316,7 @@ def check_text_and_plot(chk, exe, devices, impls, tmp):
                   impls.rows())
     except (OSError, ValueError) as e:
         chk.fail("--json-file: %s not written or not JSON: %s" % (jfile, e))
-    if shutil.which("gnuplot") is not None:
+    if plot:
         chk.check(os.path.isfile(png), "--plot: %s not written" % png)
         if os.path.isfile(png):
             with open(png, "rb") as f:
@@ -635,10 +641,6 @@ def check_peer_real(chk, exe, tmp):
     required; CI has none): its rows beside the cpu rows in every case,
     every run checked, and the build reused the second time."""
     isal = os.environ.get("HASHBATCH_PEER_ISAL")
-    if not isal:
-        print("note: HASHBATCH_PEER_ISAL not set: the real isa-l_crypto peer "
-              "was not run (the errors above were checked)")
-        return
     cache = os.path.join(tmp, "peer-cache-real")
     plan = ["--json", "--backend", "cpu", "--cpu-impl", "default", "--sizes",
             "64,4K", "--batches", "1,16", "--runs", "2", "--min-time", "0.002"]
@@ -680,7 +682,15 @@ def check_peer_real(chk, exe, tmp):
 
 def main():
     exe = clitest.binary()
-    chk = clitest.Checker("test_bench")
+    only = clitest.part()
+    if only not in (None, "plot", "peer_isal"):
+        sys.exit("unknown part %r" % only)
+    if only == "plot" and shutil.which("gnuplot") is None:
+        clitest.skip("gnuplot not installed (Debian: gnuplot-nox): --plot not checked")
+    if only == "peer_isal" and not os.environ.get("HASHBATCH_PEER_ISAL"):
+        clitest.skip("HASHBATCH_PEER_ISAL not set: no isa-l_crypto install to run the "
+                     "real peer against (cli_bench checks the --peer-isal errors)")
+    chk = clitest.Checker("test_bench" + ("_" + only if only else ""))
     devices = opencl_devices(exe)
     if devices is None:
         print("`hashbatch devices --json` failed")
@@ -691,17 +701,21 @@ def main():
               "implementation: %r" % impls.impls)
         sys.exit(1)
     with tempfile.TemporaryDirectory(prefix="hb-bench-") as tmp:
-        check_usage(chk, exe, impls, tmp)
-        check_cpu_impl_option(chk, exe, impls)
-        check_quick(chk, exe, devices, impls)
-        check_text_and_plot(chk, exe, devices, impls, tmp)
-        check_no_opencl(chk, exe, impls, tmp)
-        check_mismatch(chk, exe, devices, impls)
-        check_without_cpu(chk, exe, devices)
-        check_peer_usage(chk, exe, tmp)
-        check_peer_build_errors(chk, exe, tmp)
-        check_peer_absent(chk, exe, tmp)
-        check_peer_real(chk, exe, tmp)
+        if only == "plot":
+            check_text_and_plot(chk, exe, devices, impls, tmp, plot=True)
+        elif only == "peer_isal":
+            check_peer_real(chk, exe, tmp)
+        else:
+            check_usage(chk, exe, impls, tmp)
+            check_cpu_impl_option(chk, exe, impls)
+            check_quick(chk, exe, devices, impls)
+            check_text_and_plot(chk, exe, devices, impls, tmp)
+            check_no_opencl(chk, exe, impls, tmp)
+            check_mismatch(chk, exe, devices, impls)
+            check_without_cpu(chk, exe, devices)
+            check_peer_usage(chk, exe, tmp)
+            check_peer_build_errors(chk, exe, tmp)
+            check_peer_absent(chk, exe, tmp)
     chk.finish()
 
 

@@ -4,8 +4,11 @@ ONE line on stderr and the run goes on without it, its output right and
 its exit status 0, and the file is left as it was: random bytes, a
 truncated copy of a real cache, a database of our format but another
 version (PRAGMA user_version), a database of something else, a folder,
-a cache on a read-only filesystem (and one that cannot be created there),
-and a cache whose writer lock is held by another process past the busy
+a cache on a read-only filesystem (and one that cannot be created there:
+the part `--part=readonly`, ctest's cli_cache_damaged_readonly, on a
+tmpfs made read-only (mount -o remount,bind,ro): as root, or else as root of a user namespace
+of its own (unshare -rm); a SKIP where neither can mount), and a cache
+whose writer lock is held by another process past the busy
 timeout (10 s). Each case runs both `dedup --cache` and `sum --cache`.
 """
 import hashlib
@@ -92,26 +95,51 @@ def good_cache(tree, path):
 
 
 def read_only_cases(tmp, tree):
-    if os.geteuid() != 0:
-        print("not root: the read-only filesystem cases are skipped", file=sys.stderr)
-        return
+    """Exits 77 (a SKIP) when no tmpfs can be mounted here."""
     mnt = os.path.join(tmp, "ro")
     os.mkdir(mnt)
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", mnt]).returncode != 0:
-        print("cannot mount a tmpfs: the read-only cases are skipped", file=sys.stderr)
-        return
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", mnt],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if p.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        clitest.skip("cannot mount a tmpfs for the read-only cache cases (%s)"
+                     % p.stdout.decode(errors="replace").strip())
     try:
         cache = os.path.join(mnt, "c.sqlite")
         good_cache(tree, cache)
-        if subprocess.run(["mount", "-o", "remount,ro", mnt]).returncode != 0:
-            print("cannot remount read-only: skipped", file=sys.stderr)
+        p = subprocess.run(["mount", "-o", "remount,bind,ro", mnt],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if not CHK.check(p.returncode == 0, "a tmpfs mounted here remounts read-only",
+                         p.stdout.decode(errors="replace")):
             return
+        CHK.check(not os.access(mnt, os.W_OK) and
+                  subprocess.run(["touch", os.path.join(mnt, "probe")],
+                                 stderr=subprocess.DEVNULL).returncode != 0,
+                  "the remounted tmpfs refuses writes")
         survived(tree, cache, "cache on a read-only filesystem", "read-only")
         survived(tree, os.path.join(mnt, "new.sqlite"), "new cache on a read-only filesystem",
                  "cannot open")
         CHK.check(not os.path.exists(os.path.join(mnt, "new.sqlite")), "nothing created")
     finally:
         subprocess.run(["umount", mnt])
+
+
+def in_own_namespace():
+    """Not root: reruns this script as root of a new user and mount
+    namespace (unshare -rm), where a tmpfs can be mounted; exits with its
+    status. Returns only when unshare cannot make one (a SKIP then)."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        clitest.skip("not root and no unshare (util-linux): no read-only mount for the "
+                     "read-only cache cases")
+    probe = subprocess.run([unshare, "-rm", "true"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT)
+    if probe.returncode != 0:
+        clitest.skip("not root, and unshare -rm cannot make a user namespace (%s): "
+                     "no read-only mount for the read-only cache cases"
+                     % probe.stdout.decode(errors="replace").strip())
+    sys.stdout.flush()
+    os.execv(unshare, [unshare, "-rm", sys.executable] + sys.argv)
 
 
 def locked_case(tmp, tree):
@@ -138,50 +166,59 @@ def locked_case(tmp, tree):
 
 
 def main():
+    only = clitest.part()
+    if only not in (None, "readonly"):
+        sys.exit("unknown part %r" % only)
+    if only == "readonly" and os.geteuid() != 0:
+        in_own_namespace()
     tmp = tempfile.mkdtemp(prefix="hb-cache-damaged-")
     try:
         tree = os.path.join(tmp, "tree")
         make_tree(tree)
         time.sleep(2.3)  # past the racy margin: the cache stores these
-
-        rnd = os.path.join(tmp, "random.sqlite")
-        with open(rnd, "wb") as f:
-            f.write(os.urandom(8192))
-        survived(tree, rnd, "random bytes", "not a database")
-
-        real = os.path.join(tmp, "real.sqlite")
-        good_cache(tree, real)
-        size = os.path.getsize(real)
-        CHK.check(size >= 5 * 4096, "the real cache has many pages", repr(size))
-        trunc = os.path.join(tmp, "truncated.sqlite")
-        with open(real, "rb") as f, open(trunc, "wb") as g:
-            g.write(f.read(size // 2))
-        survived(tree, trunc, "a truncated copy", "malformed")
-
-        foreign = os.path.join(tmp, "foreign.sqlite")
-        shutil.copy(real, foreign)
-        con = sqlite3.connect(foreign)
-        con.execute("PRAGMA user_version = 7")
-        con.commit()
-        con.close()
-        survived(tree, foreign, "another format version", "format version (7")
-
-        other = os.path.join(tmp, "other.sqlite")
-        con = sqlite3.connect(other)
-        con.execute("CREATE TABLE photos(id INTEGER PRIMARY KEY, name TEXT)")
-        con.commit()
-        con.close()
-        survived(tree, other, "a database of something else", "not a hash cache")
-
-        folder = os.path.join(tmp, "folder.sqlite")
-        os.mkdir(folder)
-        survived(tree, folder, "a folder", "not a regular file", unchanged=False)
-
-        read_only_cases(tmp, tree)
-        locked_case(tmp, tree)
+        if only == "readonly":
+            read_only_cases(tmp, tree)
+        else:
+            damaged_cases(tmp, tree)
+            locked_case(tmp, tree)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     CHK.finish()
+
+
+def damaged_cases(tmp, tree):
+    rnd = os.path.join(tmp, "random.sqlite")
+    with open(rnd, "wb") as f:
+        f.write(os.urandom(8192))
+    survived(tree, rnd, "random bytes", "not a database")
+
+    real = os.path.join(tmp, "real.sqlite")
+    good_cache(tree, real)
+    size = os.path.getsize(real)
+    CHK.check(size >= 5 * 4096, "the real cache has many pages", repr(size))
+    trunc = os.path.join(tmp, "truncated.sqlite")
+    with open(real, "rb") as f, open(trunc, "wb") as g:
+        g.write(f.read(size // 2))
+    survived(tree, trunc, "a truncated copy", "malformed")
+
+    foreign = os.path.join(tmp, "foreign.sqlite")
+    shutil.copy(real, foreign)
+    con = sqlite3.connect(foreign)
+    con.execute("PRAGMA user_version = 7")
+    con.commit()
+    con.close()
+    survived(tree, foreign, "another format version", "format version (7")
+
+    other = os.path.join(tmp, "other.sqlite")
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE photos(id INTEGER PRIMARY KEY, name TEXT)")
+    con.commit()
+    con.close()
+    survived(tree, other, "a database of something else", "not a hash cache")
+
+    folder = os.path.join(tmp, "folder.sqlite")
+    os.mkdir(folder)
+    survived(tree, folder, "a folder", "not a regular file", unchanged=False)
 
 
 main()

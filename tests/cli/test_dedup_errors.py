@@ -2,8 +2,9 @@
 sockets in the tree and a device named as an argument (skipped, never
 opened: the run does not hang), missing paths, files in /proc and /sys
 that lie about their size, a read that fails (/proc/self/mem), directory
-loops and symlink cycles when following links, an unreadable folder (not
-as root), and an engine that cannot start. Each problem is one stderr
+loops and symlink cycles when following links, an unreadable folder and
+file (as root, run as nobody through setpriv: chmod 000 does not stop
+root), and an engine that cannot start. Each problem is one stderr
 line naming the path and the cause; the duplicates that could be read are
 still reported; the exit status is 1. Usage errors exit 2.
 
@@ -80,27 +81,31 @@ def check_lying_files(chk, exe, tmp):
     e1, e2 = os.path.join(tmp, "e1"), os.path.join(tmp, "e2")
     dc.write(os.fsencode(e1), b"")
     dc.write(os.fsencode(e2), b"")
-    if os.path.exists("/proc/self/status"):
+    if chk.check(os.path.exists("/proc/self/status"), "/proc is mounted (/proc/self/status)"):
         proc = dedup(exe, ["--backend", "cpu", "--empty", "/proc/self/status", e1, e2])
         chk.status(proc, 1, "/proc/self/status (size 0, has content)")
         one_line_about(chk, proc, "/proc/self/status", "holds more bytes than its size",
                        "/proc/self/status")
         chk.same_bytes(proc.stdout, ("%s\n%s\n\n" % (e1, e2)).encode(),
                        "/proc: the real empty files still grouped")
-    if os.path.exists("/proc/self/mem"):
+    if chk.check(os.path.exists("/proc/self/mem"), "/proc is mounted (/proc/self/mem)"):
         proc = dedup(exe, ["--backend", "cpu", "--empty", "/proc/self/mem", e1, e2])
         chk.status(proc, 1, "/proc/self/mem (read fails)")
         one_line_about(chk, proc, "/proc/self/mem", "Input/output error", "/proc/self/mem")
-    thp = "/sys/kernel/mm/transparent_hugepage"
-    pair = [os.path.join(thp, n) for n in ("enabled", "defrag")]
-    if all(os.path.exists(p) and os.path.getsize(p) == 4096 for p in pair):
+    # sysfs attributes say 4096 bytes and hold a few; any two will do (the
+    # first pair only where there is transparent hugepage support).
+    sysfs = ["/sys/kernel/mm/transparent_hugepage/enabled",
+             "/sys/kernel/mm/transparent_hugepage/defrag",
+             "/sys/devices/system/cpu/online", "/sys/devices/system/cpu/possible",
+             "/sys/kernel/uevent_seqnum", "/sys/power/state"]
+    pair = [p for p in sysfs if os.path.isfile(p) and os.path.getsize(p) == 4096][:2]
+    if chk.check(len(pair) == 2, "two /sys files of size 4096 among %r (is sysfs "
+                 "mounted on /sys?)" % sysfs):
         proc = dedup(exe, ["--backend", "cpu"] + pair)
         chk.status(proc, 1, "/sys files (size 4096, shorter content)")
         for p in pair:
             one_line_about(chk, proc, p, "holds fewer bytes", p)
         chk.check(proc.stdout == b"", "/sys: nothing grouped")
-    else:
-        print("NOTE: no /sys files of size 4096 here: that case is skipped")
 
 
 def check_loops(chk, exe, tmp):
@@ -125,10 +130,11 @@ def check_loops(chk, exe, tmp):
 
 
 def check_unreadable(chk, exe, tmp):
-    if os.geteuid() == 0:
-        print("NOTE: running as root: chmod 000 does not stop root, so the "
-              "unreadable folder and file cases are skipped")
-        return
+    """As root the run is made as nobody:nogroup (clitest.unprivileged_prefix),
+    on a tree that user can walk but for the two locked paths."""
+    prefix = clitest.unprivileged_prefix()
+    clitest.open_for_unprivileged(tmp)
+    runner = clitest.unprivileged_binary(exe, tmp)
     root = os.path.join(tmp, "locked")
     small_tree(root)
     os.makedirs(os.path.join(root, "shut"))
@@ -136,13 +142,21 @@ def check_unreadable(chk, exe, tmp):
     os.chmod(os.path.join(root, "shut"), 0)
     os.chmod(os.path.join(root, "x", "secret"), 0)
     try:
-        proc = dedup(exe, ["--backend", "cpu", root])
+        args = ["dedup", "--backend", "cpu", root]
+        proc = clitest.run(prefix + [runner] + args, timeout=TIMEOUT,
+                           env=clitest.clean_env(HOME=tmp))
+        dc.no_sanitizer_report(chk, proc, "dedup %s" % " ".join(args))
     finally:
         os.chmod(os.path.join(root, "shut"), 0o755)
         os.chmod(os.path.join(root, "x", "secret"), 0o644)
-    chk.status(proc, 1, "unreadable folder and file")
+    who = "as %s" % clitest.UNPRIVILEGED[0] if prefix else "not root"
+    chk.status(proc, 1, "unreadable folder and file (%s)" % who)
     one_line_about(chk, proc, os.path.join(root, "shut"), "Permission denied", "folder")
     one_line_about(chk, proc, os.path.join(root, "x", "secret"), "Permission denied", "file")
+    chk.check(b"x/same\n" in proc.stdout and b"y/same\n" in proc.stdout
+              and b"secret" not in proc.stdout,
+              "unreadable: the readable twins still reported, the locked file not",
+              clitest.show(proc.stdout))
 
 
 def check_engine_failure(chk, exe, tmp):

@@ -1,6 +1,7 @@
 """test_sum_errors.py - `hashbatch sum` with inputs that cannot be read
 (missing, a directory, a path through a file, unreadable, a read that fails
-mid-way) mixed with good files: the good lines alone on stdout, in order,
+mid-way) mixed with good files (the unreadable one as nobody through
+setpriv when run as root: chmod 000 does not stop root): the good lines alone on stdout, in order,
 each bad path named with its cause on stderr as sha1sum does, exit 1.
 Usage errors (bad options and option values): exit 2 with a message.
 
@@ -27,7 +28,9 @@ def make_tree(root):
     for name, data in files.items():
         with open(os.path.join(root, name), "wb") as f:
             f.write(data)
-    os.mkdir(os.path.join(root, "adir"))
+        os.chmod(os.path.join(root, name), 0o644)  # readable by nobody too
+    os.mkdir(os.path.join(root, "adir"), 0o755)
+    os.chmod(os.path.join(root, "adir"), 0o755)
 
 
 def bad_inputs(root):
@@ -36,30 +39,24 @@ def bad_inputs(root):
            ("no such dir/x", "No such file or directory"),
            ("adir", "Is a directory"),
            ("good1/x", "Not a directory")]
-    if os.geteuid() != 0:
-        locked = os.path.join(root, "locked")
-        with open(locked, "wb") as f:
-            f.write(b"secret")
-        os.chmod(locked, 0)
-        bad.append(("locked", "Permission denied"))
-    else:
-        print("NOTE: running as root: chmod 000 does not stop root, so the "
-              "Permission denied case is skipped")
     # Opens fine, then read() fails (EIO): the "fails mid-way" case, and
-    # it works for root too.
-    if os.path.exists("/proc/self/mem"):
-        bad.append(("/proc/self/mem", "Input/output error"))
+    # it works for root too. Without /proc this fails (No such file): no
+    # silent pass.
+    bad.append(("/proc/self/mem", "Input/output error"))
     return bad
 
 
-def check_mixed(chk, exe, root, backend, bad):
+def check_mixed(chk, exe, root, backend, bad, prefix=()):
     good = ["good1", "good 2", "empty"]
     args = []
     for i, (name, _) in enumerate(bad):  # interleave good and bad
         args += [good[i % len(good)], name]
     args += good
-    what = "mixed good and bad (%s)" % backend
-    proc = clitest.run([exe, "sum", "--backend", backend] + args, cwd=root)
+    what = "mixed good and bad (%s%s)" % (backend, ", as %s" % clitest.UNPRIVILEGED[0]
+                                          if prefix else "")
+    env = clitest.clean_env(HOME=root)
+    proc = clitest.run(list(prefix) + [exe, "sum", "--backend", backend] + args,
+                       cwd=root, env=env)
     chk.status(proc, 1, what)
     want = b"".join(sha1_line(root, a) for a in args
                     if a in good)
@@ -73,7 +70,7 @@ def check_mixed(chk, exe, root, backend, bad):
               "expected:\n  %s\ngot:\n  %s" % ("\n  ".join(want_errs),
                                               "\n  ".join(errs)))
     if clitest.have_sha1sum():
-        ref = clitest.run(["sha1sum"] + args, cwd=root)
+        ref = clitest.run(list(prefix) + ["sha1sum"] + args, cwd=root, env=env)
         chk.same_bytes(proc.stdout, ref.stdout, what + ": vs sha1sum stdout")
         chk.same_bytes(proc.stderr,
                        ref.stderr.replace(b"sha1sum:", b"hashbatch:"),
@@ -81,6 +78,19 @@ def check_mixed(chk, exe, root, backend, bad):
         chk.check(ref.returncode == proc.returncode,
                   what + ": exit status differs from sha1sum's (%d)"
                   % ref.returncode)
+
+
+def check_locked(chk, exe, root, bad):
+    """A file its reader may not open (chmod 000) among the others, as
+    nobody when this runs as root."""
+    prefix = clitest.unprivileged_prefix()
+    clitest.open_for_unprivileged(root)
+    runner = clitest.unprivileged_binary(exe, root)
+    locked = os.path.join(root, "locked")
+    with open(locked, "wb") as f:
+        f.write(b"secret")
+    os.chmod(locked, 0)
+    check_mixed(chk, runner, root, "cpu", bad + [("locked", "Permission denied")], prefix)
 
 
 def check_only_bad(chk, exe, root):
@@ -151,6 +161,7 @@ def main():
         bad = bad_inputs(root)
         check_mixed(chk, exe, root, "cpu", bad)
         check_mixed(chk, exe, root, "auto", bad)
+        check_locked(chk, exe, root, bad)
         check_only_bad(chk, exe, root)
         check_usage(chk, exe, root)
     finally:
