@@ -5,7 +5,8 @@
 # scheduler.c); no engine, no OpenCL.
 # test_sched: the engine under the scheduler (backend auto, real threads):
 # forced models route the work, small jobs stay on the pool, a backend
-# made slow by a delay fault loses its share, every message is hashed
+# whose batches a test clock makes slow loses its share (what it learns
+# does not hang on the machine's load), every message is hashed
 # exactly once while models and faults churn, quarantine still works. It
 # needs an OpenCL device (pocl's CPU device will do) and fails, saying so,
 # where there is none. Both keep the model cache out of the user's home

@@ -10,11 +10,14 @@
  * thread cannot explain it); (b) with the models as calibrated, 200 jobs
  * of one 64-byte message (by hb_sha1_batch and by hb_submit, all queued
  * at once) stay off the devices, whose fixed cost outweighs them; (c) a
- * backend that turns slow (a delay fault on every device launch, or on
- * every pool batch) after being forced cheap and left to learn loses its
- * share within a few jobs, the other's model held at fixed terms between
- * the learner's real cost and its delayed one; not slowed (the control)
- * it keeps the work; (d) exactly once under churn: 8 threads submit jobs of random
+ * backend that turns slow after being forced cheap and left to learn
+ * loses its share within a few jobs, the other's model held at fixed
+ * terms; not slowed (the control) it keeps the work. The learner's
+ * batches are timed by a clock the test sets (hb_testing_set_cost_clock:
+ * each batch costs what the clock's terms predict), so what it learns,
+ * and the routing, follow the scheduler's rule and not the machine's
+ * load: slow is a clock far dearer than the held terms, not slowed one
+ * far cheaper; (d) exactly once under churn: 8 threads submit jobs of random
  * sizes and lengths while another thread forces random models (and
  * thaws them) and switches delay faults on and off: every job ends
  * HB_OK, every digest is OpenSSL's, and each message is counted once
@@ -117,24 +120,19 @@ static void force(hb_engine *e, unsigned k, double fixed, double per_message, do
 #define force_cheap(e, k) force((e), (k), 0.0, 0.001, 0.00001)
 #define force_dear(e, k) force((e), (k), 1e9, 1e6, 1e3)
 
-/* The terms the other backend is held at while one learns whether it
- * turned slow: fixed, so the outcome does not hang on a calibration made
- * on a loaded machine, and between the two: slower than the learner
- * really is (pocl 0.15 to 0.5 ns a byte of wall time in its own shape,
- * 1 to 2 in the GPU shape of the gpu_shape reruns; the pool about 0.13 a
- * thread, of its CPU time), faster than it is once delayed (one 3 s
- * delay per launch of at most 64 MiB is 45 ns a byte or more; 10 ms per
- * pool batch of a MiB or two, 5 or more; with 3 launches in flight the
- * device's delays overlap, and it learns ~21 (5.7 with 800 ms delays)).
- * The pool's terms are a thread's: 20 ns a byte is 10 for its two
- * threads, which a forced model counts as running side by side however
- * loaded the machine is; the never-slowed device in the GPU shape learnt
- * 3.07 under CI's load (two busy loops beside two suites on two cores),
- * above the 3 the pool was once held at, and lost job 4. The device's 3 ns
- * a byte: the pool learns 1.2 a thread under AddressSanitizer, and 5.7
- * once delayed (at 1.0, ASan's never-slowed pool lost job 2 to it). */
-#define hold_pool(e, k) force((e), (k), 100, 10, 20.0)
+/* (c): the terms the other backend is held at while one learns, and the
+ * learner's clocks (ns; the pool's are a thread's: it has SLOW_THREADS
+ * of them, which a forced model counts as all running side by side, and
+ * a learning one as at least one). Fast is where the learner starts, at
+ * least 5 times cheaper a byte than the held one (device 0.1 against the
+ * pool's 1 / 2 threads; pool 0.1 a thread against the device's 3); slow
+ * is hundreds of times dearer. The clocks decide: nothing here hangs on
+ * real hashing speed. */
+#define SLOW_THREADS 2u
+#define hold_pool(e, k) force((e), (k), 100, 10, 1.0)
 #define hold_device(e, k) force((e), (k), 100000, 10, 3.0)
+static const hb_cost_terms device_fast = {1000, 0.01, 0.1}, device_slow = {1000, 0.01, 1000};
+static const hb_cost_terms pool_fast = {100, 1, 0.1}, pool_slow = {100, 1, 1000};
 
 static uint64_t messages_of(const hb_stats *st, unsigned k)
 {
@@ -325,12 +323,16 @@ static void hash_slow_jobs(hb_engine *e, unsigned slow, const tu_msgset *s, doub
 }
 
 /* The slowed backend `slow` (started cheap) must have lost its share:
- * some of the first job, little of the last ones (at most a tenth). Not
- * nothing: once it is out it learns no more, so its model stays at the
- * first step that put it above the other, and when the pool's threads
- * run less side by side (a sanitizer build on a loaded machine) the pool
- * can look as dear, and the slowed one take a few messages of a tail
- * again (ASan: 6 of 16,384), learning once more from them. */
+ * some of the first job, little of the last ones (at most a tenth). A
+ * batch moves its model a quarter of the way to at most 8 times the
+ * terms (cost_model.h: 2.75 times here): the device from 0.1 a byte past
+ * the pool's 0.5 in two batches that learn, one a job; the pool past the
+ * device's 3 in five, within its first job. A batch that ran beside a
+ * group mate teaches nothing, so the last SLOW_LAST jobs leave room for a
+ * few such (the device may miss five). Not
+ * nothing of the last: once out it learns no more, so if the held one
+ * looks as dear at a tail (the pool's threads counted as fewer side by
+ * side) it may take a few messages again. */
 static void assert_share_lost(const double *share, double first_at_least)
 {
     ck_assert_msg(share[0] >= first_at_least, "the backend forced cheap did %.1f%% of job 0",
@@ -348,19 +350,16 @@ static void assert_share_kept(const double *share)
                       100 * share[j]);
 }
 
-static void set_delay(hb_engine *e, hb_fault_kind kind, uint64_t ns)
+static void all_classes(const hb_cost_terms *t, hb_cost_terms out[HB_COST_CLASSES])
 {
-    hb_fault_plan plan;
-    memset(&plan, 0, sizeof plan);
-    plan.kind = kind;
-    plan.every_nth_launch = 1;
-    plan.delay_ns = ns;
-    ck_assert_int_eq(hb_testing_set_fault(e, &plan), HB_OK);
+    for (unsigned c = 0; c < HB_COST_CLASSES; c++)
+        out[c] = *t;
 }
 
 /* One backend (`learner`: the device or the pool) forced cheaper than the
- * other, then left to learn; slowed (loop index 0) or not (1, the
- * control: what makes it lose its share is the delay, nothing else). */
+ * other, then left to learn from a clock that turns slow (loop index 0)
+ * or stays as it started (1, the control: what makes it lose its share is
+ * what its batches cost, nothing else). */
 static void slow_case(int pool_learns, int slowed)
 {
     size_t lens[SLOW_N];
@@ -368,25 +367,28 @@ static void slow_case(int pool_learns, int slowed)
         lens[i] = SLOW_LEN;
     tu_msgset s;
     tu_msgset_from_lengths(&s, lens, SLOW_N, 0x5c04 + (uint64_t)pool_learns);
-    hb_engine *e = open_auto(HB_VERIFY_OFF, 0, 0);
+    hb_config cfg;
+    tu_config(&cfg, HB_BACKEND_AUTO);
+    cfg.calibrate = 1;
+    cfg.cpu_threads = SLOW_THREADS; /* the held pool's terms are a thread's */
+    hb_engine *e = tu_open_cfg(&cfg);
     unsigned pool = pool_index(e), dev = device_index(e);
     unsigned learner = pool_learns ? pool : dev;
     hb_stats st = stats_of(e);
     for (unsigned k = 0; k < st.ndevices; k++)
         if (k != dev && k != pool)
             force_dear(e, k); /* other devices out of the way */
-    if (pool_learns) {
+    const hb_cost_terms *fast = pool_learns ? &pool_fast : &device_fast;
+    const hb_cost_terms *slow = pool_learns ? &pool_slow : &device_slow;
+    if (pool_learns)
         hold_device(e, dev);
-        force(e, pool, 100, 1, 0.1); /* a thread: the pool's two are 0.05 */
-    } else {
+    else
         hold_pool(e, pool);
-        force(e, dev, 1000, 0.01, 0.1);
-    }
+    force(e, learner, fast->fixed_ns, fast->ns_per_message, fast->ns_per_byte);
+    hb_cost_terms clock[HB_COST_CLASSES];
+    all_classes(slowed ? slow : fast, clock);
+    ck_assert_int_eq(hb_testing_set_cost_clock(e, learner, clock), HB_OK);
     ck_assert_int_eq(hb_testing_force_costs(e, learner, NULL), HB_OK);
-    if (slowed && pool_learns)
-        set_delay(e, HB_FAULT_DELAY_CPU, 10u * 1000 * 1000);
-    else if (slowed)
-        set_delay(e, HB_FAULT_DELAY_DEVICE, 3000u * 1000 * 1000);
     double share[SLOW_JOBS];
     hash_slow_jobs(e, learner, &s, share);
     st = stats_of(e);
@@ -407,7 +409,7 @@ static void slow_case(int pool_learns, int slowed)
     tu_msgset_free(&s);
 }
 
-/* Loop index 0: slowed by a delay on every launch; 1: the control. */
+/* Loop index 0: its clock turns slow; 1: the control. */
 START_TEST(test_slow_device_loses_share)
 {
     slow_case(0, _i == 0);

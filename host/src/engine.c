@@ -706,6 +706,29 @@ hb_status hb_testing_set_fault(hb_engine *e, const hb_fault_plan *plan)
 #endif
 }
 
+hb_status hb_testing_set_cost_clock(hb_engine *e, unsigned backend, const hb_cost_terms *terms)
+{
+#ifdef HB_FAULT_INJECTION
+    if (e == NULL)
+        return hb_error_set(NULL, HB_ERR_NULL_ARGUMENT,
+                            "hb_testing_set_cost_clock: engine is NULL");
+    if (!hb_gate_enter(&e->gate))
+        return refused("hb_testing_set_cost_clock");
+    int ok = hb_sched_set_clock(&e->sched, backend, terms);
+    e->costs_distorted = 1;
+    hb_gate_leave(&e->gate);
+    if (!ok)
+        return hb_error_set(&e->error, HB_ERR_INVALID_ARGUMENT,
+                            "hb_testing_set_cost_clock: no backend %u, or a bad term", backend);
+    return HB_OK;
+#else
+    (void)e;
+    (void)backend;
+    (void)terms;
+    return HB_ERR_INVALID_ARGUMENT;
+#endif
+}
+
 hb_status hb_testing_force_costs(hb_engine *e, unsigned backend, const hb_cost_terms *terms)
 {
 #ifdef HB_FAULT_INJECTION

@@ -9,6 +9,7 @@
 #include "fault.h"
 
 #include <stdatomic.h>
+#include <time.h>
 
 #include "prng.h"
 
@@ -23,6 +24,7 @@ static atomic_int build_fault_requested;
 void hb_fault_init(hb_fault_state *f)
 {
     pthread_mutex_init(&f->lock, NULL);
+    pthread_cond_init(&f->changed, NULL);
     f->kind = HB_FAULT_NONE;
     f->every = 1;
     f->chance_per_mille = 0;
@@ -42,6 +44,7 @@ static int launch_is_faulted(hb_fault_state *f, uint64_t n)
 
 void hb_fault_destroy(hb_fault_state *f)
 {
+    pthread_cond_destroy(&f->changed);
     pthread_mutex_destroy(&f->lock);
 }
 
@@ -56,6 +59,7 @@ void hb_fault_configure(hb_fault_state *f, const hb_fault_plan *plan)
     f->delayed = 0;
     f->delay_ns = plan ? plan->delay_ns : 0;
     f->lost = 0;
+    pthread_cond_broadcast(&f->changed);
     pthread_mutex_unlock(&f->lock);
 }
 
@@ -94,6 +98,31 @@ uint64_t hb_fault_delay(hb_fault_state *f, hb_fault_kind kind)
         ns = f->delay_ns;
     pthread_mutex_unlock(&f->lock);
     return ns;
+}
+
+int hb_fault_holding(hb_fault_state *f)
+{
+    if (!FAULTS_COMPILED_IN)
+        return 0;
+    pthread_mutex_lock(&f->lock);
+    int holding = f->kind == HB_FAULT_HOLD_LONG;
+    pthread_mutex_unlock(&f->lock);
+    return holding;
+}
+
+void hb_fault_wait_hold(hb_fault_state *f, uint64_t max_ns)
+{
+    if (!FAULTS_COMPILED_IN)
+        return;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until); /* the condition's clock */
+    uint64_t ns = (uint64_t)until.tv_nsec + max_ns;
+    until.tv_sec += (time_t)(ns / 1000000000u);
+    until.tv_nsec = (long)(ns % 1000000000u);
+    pthread_mutex_lock(&f->lock);
+    if (f->kind == HB_FAULT_HOLD_LONG)
+        pthread_cond_timedwait(&f->changed, &f->lock, &until);
+    pthread_mutex_unlock(&f->lock);
 }
 
 int hb_fault_build_requested(void)

@@ -26,7 +26,8 @@ typedef struct {
     uint64_t launches;
     uint64_t delayed; /* batches or launches counted for the DELAY kinds */
     uint64_t delay_ns;
-    int lost; /* DEVICE_LOST has struck */
+    int lost;               /* DEVICE_LOST has struck */
+    pthread_cond_t changed; /* the plan changed: a HOLD_LONG may be over */
 } hb_fault_state;
 
 void hb_fault_init(hb_fault_state *f);
@@ -45,6 +46,13 @@ int hb_fault_for_cpu_lanes(hb_fault_state *f);
  * batch), counts one and returns how long it should be held up (ns); 0
  * when the plan is another or this one is not faulted. */
 uint64_t hb_fault_delay(hb_fault_state *f, hb_fault_kind kind);
+
+/* hb_fault_holding: 1 while the plan is HB_FAULT_HOLD_LONG. */
+int hb_fault_holding(hb_fault_state *f);
+
+/* hb_fault_wait_hold: while holding, waits until the plan changes, or at
+ * most max_ns (the caller looks again at what it waits for). */
+void hb_fault_wait_hold(hb_fault_state *f, uint64_t max_ns);
 
 /* hb_fault_build_requested: 1 when kernel builds are to fail. */
 int hb_fault_build_requested(void);

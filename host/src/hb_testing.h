@@ -33,9 +33,20 @@ typedef enum {
                                        delay_ns longer (the worker sleeps
                                        before collecting it): a device that
                                        turns slow */
-    HB_FAULT_DELAY_CPU = 8          /* each faulted CPU pool batch takes
+    HB_FAULT_DELAY_CPU = 8,         /* each faulted CPU pool batch takes
                                        delay_ns longer (the thread sleeps
                                        after hashing it) */
+    HB_FAULT_HOLD_LONG = 9          /* a gate the test opens: a long
+                                       message's batch stops after its
+                                       first piece (a CPU batch of more
+                                       than HB_CPU_PIECE_BYTES: its thread
+                                       waits; a device batch, before a
+                                       launch that continues a message:
+                                       its worker runs short work and
+                                       collects meanwhile) until the plan
+                                       changes (hb_testing_set_fault, NULL
+                                       too) or the batch is cancelled.
+                                       Open it before hb_engine_close. */
 } hb_fault_kind;
 
 typedef struct {
@@ -83,5 +94,14 @@ hb_status hb_testing_job_work(hb_job *j, uint64_t *bytes, uint64_t *bytes_at_can
  * HB_ERR_INVALID_ARGUMENT (no such backend, a negative or non-finite
  * term, or no fault injection compiled in). */
 hb_status hb_testing_force_costs(hb_engine *e, unsigned backend, const hb_cost_terms *terms);
+
+/* hb_testing_set_cost_clock: from now on, the scheduler takes each batch
+ * of e's backend number `backend` to have cost what terms[0..
+ * HB_COST_CLASSES) predict for it, instead of the time it measured (a
+ * DELAY fault's time included): the backend's model learns, by the
+ * scheduler's own rule, from a clock the test sets, so what it learns
+ * does not hang on how loaded the machine is. terms NULL: measured time
+ * again. Returns as hb_testing_force_costs. */
+hb_status hb_testing_set_cost_clock(hb_engine *e, unsigned backend, const hb_cost_terms *terms);
 
 #endif /* HB_TESTING_H */

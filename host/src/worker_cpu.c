@@ -80,6 +80,25 @@ int hb_batch_keep_going(void *batch, uint64_t bytes)
     return hb_batch_stop_reason(b) == HB_OK;
 }
 
+/* A pool batch's watcher: hb_batch_keep_going, and a test build's
+ * HB_FAULT_HOLD_LONG, which holds a batch of more than one piece here,
+ * after a piece, until the test lifts it or the batch is not wanted. */
+typedef struct {
+    hb_engine *engine;
+    hb_batch *batch;
+} pool_watch;
+
+static int pool_keep_going(void *ctx, uint64_t bytes)
+{
+    pool_watch *p = ctx;
+    int go = hb_batch_keep_going(p->batch, bytes);
+    while (go && p->batch->bytes > HB_CPU_PIECE_BYTES && hb_fault_holding(&p->engine->faults)) {
+        hb_fault_wait_hold(&p->engine->faults, 10u * 1000 * 1000);
+        go = hb_batch_stop_reason(p->batch) == HB_OK;
+    }
+    return go;
+}
+
 hb_cpu_impl hb_engine_cpu_impl_now(hb_engine *e)
 {
     return atomic_load(&e->cpu_lanes_distrusted) ? HB_CPU_IMPL_SHA_NI : e->settings.cpu_impl;
@@ -164,7 +183,8 @@ void hb_cpu_run_batch(hb_engine *e, hb_batch *b)
 {
     double predicted_ns = b->predicted_ns;
     uint64_t start = hb_now_ns(), cpu_start = hb_thread_cpu_ns();
-    hb_cpu_watch watch = {hb_batch_keep_going, b, 0, 0};
+    pool_watch held = {e, b};
+    hb_cpu_watch watch = {pool_keep_going, &held, 0, 0};
     int whole = hb_batch_stop_reason(b) == HB_OK &&
                 hb_cpu_hash_checked(e, b->msgs, b->n, b->digests, &watch);
     uint64_t cost = hb_thread_cpu_ns() - cpu_start + inject_delay(e);

@@ -274,6 +274,22 @@ static void interleave_short_work(device_loop *loop)
         run_batch(loop, b, 0);
 }
 
+/* A test build's HB_FAULT_HOLD_LONG, before a launch of db that continues
+ * a message: returns 0 when db may go on; else collects a launch in
+ * flight (or waits a little) and returns 1: the caller does what it does
+ * between two launches again, and asks again. */
+static int hold_long_batch(device_loop *loop, device_batch *db)
+{
+    hb_fault_state *f = &loop->engine->faults;
+    if (loop->broken || !hb_fault_holding(f) || hb_batch_stop_reason(db->batch) != HB_OK)
+        return 0;
+    if (hb_opencl_in_flight(loop->cl) > 0)
+        collect_one(loop);
+    else
+        hb_fault_wait_hold(f, 1000u * 1000);
+    return 1;
+}
+
 static int enqueue_uniform(device_loop *loop, device_batch *db, size_t k)
 {
     while (!loop->broken && hb_opencl_free_slots(loop->cl) == 0)
@@ -354,7 +370,9 @@ static void run_batch(device_loop *loop, hb_batch *b, int may_interleave)
     size_t launches = db->plan.nlaunches;
     for (size_t k = 0; k < launches; k++) {
         if (may_interleave && db->plan.launches[k].continues)
-            interleave_short_work(loop);
+            do
+                interleave_short_work(loop);
+            while (hold_long_batch(loop, db));
         if (loop->broken || !enqueue_launch(loop, db, k))
             break;
     }

@@ -10,7 +10,9 @@
  * done, readable at once for a finished job, stays readable, one fd per
  * job); several threads waiting on one job all wake with HB_OK; NULL
  * arguments; stats.jobs_completed counted before the waiter wakes; a
- * small job is not held up behind a long message submitted before it.
+ * small job is not held up behind a long message submitted before it
+ * (the long one held by a test gate, HB_FAULT_HOLD_LONG, until the small
+ * one is done: ordered by events, not by time).
  * Backends: cpu, opencl, and auto with device "all" (devices and the pool
  * side by side).
  */
@@ -19,8 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "hb_testing.h"
 #include "service_util.h"
 
 /* ---- a large job: one buffer cut into messages ------------------------ */
@@ -525,9 +529,39 @@ START_TEST(null_arguments)
 END_TEST
 
 /* A long message streams through in chunks without holding short jobs
- * up: a small job submitted after a 256 MiB message finishes first (the
- * big one takes hundreds of milliseconds on every backend here; the small
- * one a few launches at most). */
+ * up: a small job submitted while a 256 MiB message is being hashed
+ * finishes while the long one is still unfinished. Ordered by events, not
+ * by time: a test gate (HB_FAULT_HOLD_LONG) stops the long message after
+ * its first piece, and is lifted only once the small job is done, so the
+ * long job cannot finish first however the threads are scheduled; a small
+ * job that waited behind the long one would never finish (the bounded
+ * wait fails the test then, after a minute, instead of hanging). */
+#define OVERTAKE_WAIT_MS 60000
+#define OVERTAKE_WAIT_NS ((int64_t)OVERTAKE_WAIT_MS * 1000000)
+
+static void hold_long_messages(hb_engine *e, int on)
+{
+    hb_fault_plan plan;
+    memset(&plan, 0, sizeof plan);
+    plan.kind = HB_FAULT_HOLD_LONG;
+    ck_assert_int_eq(hb_testing_set_fault(e, on ? &plan : NULL), HB_OK);
+}
+
+/* Waits until j's first piece is hashed (its work shows in the counts). */
+static uint64_t wait_for_first_piece(hb_job *j, const char *what)
+{
+    uint64_t bytes = 0, at_cancel = 0;
+    for (int ms = 0; ms < OVERTAKE_WAIT_MS; ms++) {
+        ck_assert_int_eq(hb_testing_job_work(j, &bytes, &at_cancel), HB_OK);
+        if (bytes > 0)
+            return bytes;
+        struct timespec t = {0, 1000000};
+        nanosleep(&t, NULL);
+    }
+    ck_abort_msg("%s: the long job did no work in %d s", what, OVERTAKE_WAIT_MS / 1000);
+    return 0;
+}
+
 START_TEST(short_job_overtakes_long)
 {
     hb_engine *e = open_variant_checked(_i);
@@ -541,17 +575,25 @@ START_TEST(short_job_overtakes_long)
     }
     hb_digest *small_want = tu_oracle(small, 10), small_got[10];
     hb_job *long_job, *short_job;
+    hold_long_messages(e, 1);
     ck_assert_int_eq(hb_submit(e, big.m, big.n, big.got, &long_job), HB_OK);
+    uint64_t started = wait_for_first_piece(long_job, variants[_i].name);
     ck_assert_int_eq(hb_submit(e, small, 10, small_got, &short_job), HB_OK);
-    ck_assert_int_eq(hb_job_wait(short_job, -1), HB_OK);
-    hb_status long_status = hb_job_wait(long_job, 0);
-    ck_assert_msg(long_status == HB_ERR_TIMEOUT,
-                  "%s: the 256 MiB job was already finished (%s) when the small job "
-                  "submitted after it finished: the small one waited behind it",
-                  variants[_i].name, hb_status_name(long_status));
+    hb_status short_status = hb_job_wait(short_job, OVERTAKE_WAIT_NS);
+    ck_assert_msg(short_status == HB_OK,
+                  "%s: the small job submitted while the 256 MiB one was held after %llu bytes "
+                  "did not finish (%s): it waits behind the long one",
+                  variants[_i].name, (unsigned long long)started, hb_status_name(short_status));
+    uint64_t held_at = 0, at_cancel = 0;
+    ck_assert_int_eq(hb_testing_job_work(long_job, &held_at, &at_cancel), HB_OK);
+    ck_assert_int_eq(hb_job_wait(long_job, 0), HB_ERR_TIMEOUT); /* the gate held it */
+    ck_assert_uint_lt(held_at, BIG_BYTES);
+    hold_long_messages(e, 0);
     ck_assert_int_eq(hb_job_wait(long_job, -1), HB_OK);
     ck_assert_int_eq(tu_count_mismatches(small, 10, small_want, small_got, "small"), 0);
     ck_assert_int_eq(tu_count_mismatches(big.m, big.n, big.want, big.got, "long"), 0);
+    fprintf(stderr, "%s: the small job finished while the long one was held at %llu of %zu bytes\n",
+            variants[_i].name, (unsigned long long)held_at, BIG_BYTES);
     hb_job_free(short_job);
     hb_job_free(long_job);
     free(small_want);

@@ -294,10 +294,12 @@ double hb_sched_taken(hb_sched *s, unsigned k, uint64_t n, uint64_t bytes)
 int hb_sched_done(hb_sched *s, unsigned k, uint64_t n, uint64_t bytes, double predicted_ns,
                   double measured_ns)
 {
-    int moved =
-        measured_ns >= 0 && (measured_ns > 1.5 * predicted_ns || 1.5 * measured_ns < predicted_ns);
     pthread_mutex_lock(&s->lock);
     hb_sched_backend *b = &s->b[k];
+    if (measured_ns >= 0 && b->clocked)
+        measured_ns = hb_cost_predict(&b->clock, n, bytes);
+    int moved =
+        measured_ns >= 0 && (measured_ns > 1.5 * predicted_ns || 1.5 * measured_ns < predicted_ns);
     count_busy(b, (double)hb_now_ns());
     if (measured_ns >= 0 && b->parallel > 1)
         count_work(b, measured_ns);
@@ -354,6 +356,21 @@ int hb_sched_force(hb_sched *s, unsigned k, const hb_cost_terms *terms)
     if (ok && terms != NULL) /* the forced terms are the whole cost: none of
                                 it hangs on how busy the machine was */
         s->b[k].side_by_side = s->b[k].parallel;
+    pthread_mutex_unlock(&s->lock);
+    return ok;
+}
+
+int hb_sched_set_clock(hb_sched *s, unsigned k, const hb_cost_terms *terms)
+{
+    for (unsigned c = 0; terms != NULL && c < HB_COST_CLASSES; c++)
+        if (!hb_cost_terms_valid(&terms[c]))
+            return 0;
+    pthread_mutex_lock(&s->lock);
+    int ok = k < s->n;
+    if (ok && terms != NULL)
+        hb_cost_seed(&s->b[k].clock, terms);
+    if (ok)
+        s->b[k].clocked = terms != NULL;
     pthread_mutex_unlock(&s->lock);
     return ok;
 }

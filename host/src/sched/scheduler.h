@@ -54,6 +54,10 @@ typedef struct {
      * or jobs too small to reach every thread, bring it down. */
     double side_by_side;
     double work_ns, busy_ns, last_event_ns;
+    /* a test's clock (hb_sched_set_clock): when set, each batch done cost
+     * what it predicts, whatever was measured */
+    hb_cost_model clock;
+    int clocked;
 } hb_sched_backend;
 
 typedef struct {
@@ -128,6 +132,13 @@ void hb_sched_set_takes_jobs(hb_sched *s, unsigned k);
  * side (terms NULL: lets it learn again).
  * Returns 0 for a bad k or invalid terms. */
 int hb_sched_force(hb_sched *s, unsigned k, const hb_cost_terms *terms);
+
+/* hb_sched_set_clock: from now on k's batches are taken to have cost
+ * what terms predict for them, not what was measured (terms NULL: what
+ * was measured again). For tests: what a model learns, and so the
+ * routing, no longer hangs on how busy the machine is. Returns 0 for a
+ * bad k or invalid terms. */
+int hb_sched_set_clock(hb_sched *s, unsigned k, const hb_cost_terms *terms);
 
 /* hb_sched_read: k's model terms and prediction totals, for the stats. */
 void hb_sched_read(hb_sched *s, unsigned k, hb_cost_terms terms[HB_COST_CLASSES],
