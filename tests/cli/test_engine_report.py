@@ -14,7 +14,11 @@ and cost models (host/cli/engine_report.c):
 - `devices --calibrate` (text and --json) opens an engine with a fresh
   calibration: the JSON parses, says the models were calibrated (not
   from the cache), and every backend that takes jobs has, for each
-  class, finite terms >= 0, not all zero, and a per-byte term somewhere;
+  class, finite terms >= 0, not all zero, and GB/s given as 1 / per-byte
+  term where that term is positive and as null where it is 0 (whether a
+  class gets a per-byte term at all is a timing: at load 4 a lone pocl
+  launch measured 30 ms, as long as 8 MiB of work, and the fit then puts
+  everything on the fixed term);
   the text table has a row per backend and class; the calibration fills
   the model cache (HASHBATCH_MODEL_CACHE), from which the next engine
   takes its models (`sum -v` says so), and HASHBATCH_MODEL_CACHE=off
@@ -175,8 +179,13 @@ def check_calibration(chk, doc, devices, what):
                 chk.check(isinstance(m.get("gb_per_s"), (int, float)) and
                           abs(m["gb_per_s"] * terms[2] - 1) < 1e-3,
                           "%s: %s: gb_per_s is not 1 / ns_per_byte" % (what, name), repr(m))
-        chk.check(per_byte, "%s: %s: no class costs anything per byte" % (what, name),
-                  repr(models))
+            elif ok:
+                chk.check(m.get("gb_per_s", "absent") is None,
+                          "%s: %s: gb_per_s given for a class with no per-byte term"
+                          % (what, name), repr(m))
+        if not per_byte:
+            print("note: %s: %s: the calibration put every class's time on its fixed term "
+                  "(a loaded machine): %r" % (what, name, models))
     chk.check(len(takers) > 0, what + ": no backend takes jobs", repr(backends))
     return takers
 
