@@ -149,13 +149,15 @@ static void complete_batch(device_loop *loop, device_batch *db)
     int good = st == HB_OK && check.mismatches == 0;
     tell_scheduler(loop, db, good);
     if (!good) {
-        /* never deliver a doubtful batch: the CPU recomputes all of it */
+        /* never deliver a doubtful batch: the CPU recomputes all of it.
+         * The device is quarantined first, so that whoever gets the
+         * recomputed batch already sees it in the stats. */
         hb_counters_fallback(&e->counters);
-        hb_queue_push_fallback(&e->queue, b);
         if (check.mismatches > 0) {
             loop->quarantined = 1;
             hb_counters_quarantine(&e->counters, me, &e->sched, &e->queue);
         }
+        hb_queue_push_fallback(&e->queue, b);
     } else {
         loop->worker->consecutive_errors = 0;
         hb_counters_batch(&e->counters, me, b, 0, 0);
