@@ -35,6 +35,20 @@ module Hashbatch
     attr_reader :cl_error
   end
 
+  # A forked child has only the thread that called fork: readers of a
+  # String that were inside the parent's other threads never leave there,
+  # so the child unlocks what they held (pin.c). Ruby 3.1's Process._fork
+  # is the hook every fork goes through (Kernel#fork, Process.fork, IO.popen
+  # with "-").
+  module ForgetReadersAfterFork
+    def _fork
+      pid = super
+      Hashbatch.__forget_readers if pid.zero?
+      pid
+    end
+  end
+  Process.singleton_class.prepend(ForgetReadersAfterFork) if Process.respond_to?(:_fork)
+
   class Engine
     # Opens an engine, yields it and closes it afterwards.
     def self.open(**options)

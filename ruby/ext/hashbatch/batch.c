@@ -4,8 +4,10 @@
  * Owns: the batch object (a hidden one for sha1_many, a Hashbatch::Job for
  * submit), its messages, digests and hb_job, and keeping its strings safe
  * while the engine reads them:
- *  - A synchronous batch locks its strings (pin.c: one already locked is
- *    read from a private copy): a writer gets an exception.
+ *  - A synchronous batch locks its strings (pin.c: a lock of its own, or
+ *    a share of the lock of strings that one-shot readers hold; one that
+ *    something else locked is read from a private copy): a writer gets an
+ *    exception.
  *  - A Job keeps frozen copy-on-write snapshots of its strings
  *    (rb_str_new_frozen: no bytes copied for long strings), so the caller
  *    may change their strings at once and the job still hashes what it was
@@ -99,6 +101,7 @@ static void batch_free(void *p)
     ruby_xfree(b->out);
     ruby_xfree(b->strs);
     ruby_xfree(b->locked);
+    ruby_xfree(b->lock_kind);
     ruby_xfree(b->embedded);
     ruby_xfree(b);
 }
@@ -106,7 +109,7 @@ static void batch_free(void *p)
 static size_t batch_memsize(const void *p)
 {
     const batch *b = p;
-    return sizeof(*b) + b->n * (sizeof(hb_msg) + sizeof(hb_digest) + 2 * sizeof(VALUE));
+    return sizeof(*b) + b->n * (sizeof(hb_msg) + sizeof(hb_digest) + 2 * sizeof(VALUE) + 1);
 }
 
 static const rb_data_type_t batch_type = {
@@ -123,6 +126,7 @@ VALUE hb_ext_batch_new(VALUE klass, engine_ref *r, size_t n, int hex, batch **ou
     b->out = ALLOC_N(hb_digest, n ? n : 1);
     b->strs = ALLOC_N(VALUE, n ? n : 1);
     b->locked = ALLOC_N(VALUE, n ? n : 1);
+    b->lock_kind = ALLOC_N(unsigned char, n ? n : 1);
     b->n = n;
     b->hex = hex;
     hb_ext_engine_ref_take(r);
@@ -193,12 +197,14 @@ void hb_ext_batch_fill(batch *b, VALUE ary, int lock)
         VALUE s = element_string(ary, (long)i);
         int locked = 0;
         if (lock)
-            s = hb_str_hold(s, &locked);
+            s = hb_str_hold_for_batch(s, &locked);
         else
             s = rb_str_new_frozen(s);
         b->strs[b->nstrs++] = s;
-        if (locked)
-            b->locked[b->nlocked++] = s;
+        if (locked != HB_PIN_NONE) {
+            b->locked[b->nlocked] = s;
+            b->lock_kind[b->nlocked++] = (unsigned char)locked;
+        }
     }
     batch_point(b);
 }
@@ -220,8 +226,10 @@ void hb_ext_batch_submit(batch *b)
 void hb_ext_batch_release(batch *b)
 {
     batch_drop_job(b, 1);
-    while (b->nlocked > 0)
-        hb_str_release(b->locked[--b->nlocked]);
+    while (b->nlocked > 0) {
+        b->nlocked--;
+        hb_str_release(b->locked[b->nlocked], b->lock_kind[b->nlocked]);
+    }
     b->nstrs = 0;
 }
 

@@ -78,7 +78,8 @@ typedef struct {
     size_t n;
     VALUE *strs; /* pinned while the engine may read them */
     size_t nstrs;
-    VALUE *locked; /* locked (pin.c), to unlock */
+    VALUE *locked; /* held (pin.c), to release */
+    unsigned char *lock_kind; /* how each was held: HB_PIN_OWN or _SHARED */
     size_t nlocked;
     char *embedded; /* copies of embedded strings' bytes (see batch.c) */
     int hex;        /* results as hex text */

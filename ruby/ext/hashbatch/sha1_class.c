@@ -79,7 +79,7 @@ static void update_ubf(void *p)
 
 typedef struct {
     VALUE str;  /* what is read: the caller's string or a copy */
-    int locked; /* str is locked (hb_str_hold) */
+    int locked; /* how str is held (hb_str_hold): HB_PIN_* */
     SHA_CTX *ctx;
     SHA_CTX saved; /* restored if an interrupt abandons the update */
     uint64_t turn; /* hashed in this thread's turn: its id */
@@ -108,8 +108,7 @@ static VALUE locked_update_body(VALUE p)
 static VALUE locked_update_ensure(VALUE p)
 {
     locked_update *lu = (locked_update *)p;
-    if (lu->locked)
-        hb_str_release(lu->str);
+    hb_str_release(lu->str, lu->locked);
     if (!lu->complete)
         *lu->ctx = lu->saved;
     return Qnil;
