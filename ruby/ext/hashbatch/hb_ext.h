@@ -46,6 +46,9 @@ VALUE hb_str_hold(VALUE s, int *locked);
  * one that readers share already is joined. */
 VALUE hb_str_hold_for_batch(VALUE s, int *locked);
 void hb_str_release(VALUE s, int locked);
+/* hb_pin_counts: strings held by shared readers now, the readers inside
+ * them, and the private copies made so far (for Hashbatch::Testing). */
+void hb_pin_counts(size_t *strings, size_t *readers_inside, size_t *copies);
 
 /* nogvl.c: every call made without the GVL goes through hb_nogvl, which
  * counts it (Hashbatch.gvl_released_calls) once it runs. */

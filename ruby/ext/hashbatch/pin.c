@@ -261,21 +261,19 @@ static VALUE forget_readers(VALUE self)
     return SIZET2NUM(n);
 }
 
-/* Hashbatch.__shared_readers (testing): [strings held now, readers inside
- * them, private copies made so far]. */
-static VALUE shared_readers(VALUE self)
+void hb_pin_counts(size_t *strings, size_t *readers_inside, size_t *copies)
 {
-    (void)self;
-    size_t strings = 0, inside = 0;
+    size_t n = 0, inside = 0;
     table_lock();
     for (uint32_t i = 0; i <= table.mask; i++)
         if (table.slot[i].str != 0) {
-            strings++;
+            n++;
             inside += table.slot[i].readers;
         }
     table_unlock();
-    return rb_ary_new_from_args(3, SIZET2NUM(strings), SIZET2NUM(inside),
-                                SIZET2NUM(__atomic_load_n(&private_copies, __ATOMIC_RELAXED)));
+    *strings = n;
+    *readers_inside = inside;
+    *copies = __atomic_load_n(&private_copies, __ATOMIC_RELAXED);
 }
 
 void hb_ext_init_pins(void)
@@ -288,5 +286,4 @@ void hb_ext_init_pins(void)
     tmplock_flag_known = !before && during && !is_tmplocked(probe);
     RB_GC_GUARD(probe);
     rb_define_singleton_method(hb_mHashbatch, "__forget_readers", forget_readers, 0);
-    rb_define_singleton_method(hb_mHashbatch, "__shared_readers", shared_readers, 0);
 }

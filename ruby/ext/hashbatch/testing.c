@@ -150,6 +150,27 @@ static VALUE t_turn_idle_ns(VALUE mod)
     return ULL2NUM(hb_turns_idle_ns());
 }
 
+/* shared_readers: [strings held by shared readers, readers inside them,
+ * private copies made so far] (pin.c). */
+static VALUE t_shared_readers(VALUE mod)
+{
+    size_t strings, inside, copies;
+    hb_pin_counts(&strings, &inside, &copies);
+    return rb_ary_new_from_args(3, SIZET2NUM(strings), SIZET2NUM(inside), SIZET2NUM(copies));
+}
+
+/* lock_string / unlock_string: rb_str_locktmp and rb_str_unlocktmp, as
+ * another C extension would lock a string (IO in Ruby 3.1 does not). */
+static VALUE t_lock_string(VALUE mod, VALUE s)
+{
+    return rb_str_locktmp(StringValue(s));
+}
+
+static VALUE t_unlock_string(VALUE mod, VALUE s)
+{
+    return rb_str_unlocktmp(StringValue(s));
+}
+
 void hb_ext_init_testing(void)
 {
     VALUE m = rb_define_module_under(hb_mHashbatch, "Testing");
@@ -160,4 +181,7 @@ void hb_ext_init_testing(void)
     rb_define_module_function(m, "probe_holding_gvl", t_probe_holding_gvl, 0);
     rb_define_module_function(m, "turn_idle_ns=", t_set_turn_idle_ns, 1);
     rb_define_module_function(m, "turn_idle_ns", t_turn_idle_ns, 0);
+    rb_define_module_function(m, "shared_readers", t_shared_readers, 0);
+    rb_define_module_function(m, "lock_string", t_lock_string, 1);
+    rb_define_module_function(m, "unlock_string", t_unlock_string, 1);
 }
