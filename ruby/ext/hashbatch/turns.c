@@ -56,28 +56,34 @@ static long cpus = 1;
 static _Atomic uint64_t block_cost_ns; /* what blocking was seen to cost */
 
 /* A turn's fields change under turn_lock; its owner reads them without
- * it, to keep its turn without locking on every call. */
+ * it, to keep its turn without locking on every call. Each turn has a
+ * cache line of its own: its owner writes last_ns on every call, and a
+ * line shared with another turn would pass between their cores. */
 typedef struct {
     _Atomic uint64_t owner;    /* thread id, 0 when free */
     _Atomic uint64_t since_ns; /* when the owner took it */
     _Atomic uint64_t last_ns;  /* the owner's last call */
-} turn;
+} __attribute__((aligned(64))) turn;
 
 static turn turns[TURNS_MAX];
 static _Atomic uint64_t turn_idle_ns = TURN_IDLE_NS; /* tests may lengthen it */
 static long turn_count = 1;
-static atomic_int waiting;
 static atomic_long waits_total, yields_total; /* for gvl_stats */
 static atomic_long spins_total, blocks_total;
-static atomic_long hashing_now;    /* threads between hb_turn_hashing and _hashed */
-static atomic_long spinning_now;   /* threads spinning in hb_turn_hashed */
 static _Atomic uint64_t nudged_ns; /* when a holder last woke the waiters */
 static pthread_mutex_t turn_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t turn_freed; /* on CLOCK_MONOTONIC: init_turn_freed */
 
-/* in_ruby: the turn holder that has hashed and is taking or holding the
+/* What every call reads or changes, in one cache line (one miss a call,
+ * not one per variable, as the line passes between cores):
+ * in_ruby: the turn holder that has hashed and is taking or holding the
  * GVL (0: none); the others wait for it to hash again. */
-static atomic_uint_fast64_t in_ruby;
+static struct {
+    atomic_uint_fast64_t in_ruby;
+    atomic_long hashing_now;  /* threads between hb_turn_hashing and _hashed */
+    atomic_long spinning_now; /* threads spinning in hb_turn_hashed */
+    atomic_int waiting;       /* threads waiting for a turn */
+} __attribute__((aligned(64))) hot;
 
 /* The calling thread: its id (never reused) and the turn it last held.
  * Fetched once per call: thread-locals of a loaded library cost a call. */
@@ -132,10 +138,10 @@ static void forget_after_fork(void)
     init_turn_freed();
     for (long i = 0; i < TURNS_MAX; i++)
         atomic_store(&turns[i].owner, 0);
-    atomic_store(&waiting, 0);
-    atomic_store(&in_ruby, 0);
-    atomic_store(&hashing_now, 0);
-    atomic_store(&spinning_now, 0);
+    atomic_store(&hot.waiting, 0);
+    atomic_store(&hot.in_ruby, 0);
+    atomic_store(&hot.hashing_now, 0);
+    atomic_store(&hot.spinning_now, 0);
 }
 
 /* holds_turn: 1 if me holds the turn it last took. */
@@ -189,7 +195,7 @@ static void nudge_if_idle_turn(uint64_t now)
 static int keeps_turn(turn_self *me, uint64_t now)
 {
     turn *t = &turns[me->turn];
-    if (atomic_load_explicit(&waiting, memory_order_relaxed) == 0) {
+    if (atomic_load_explicit(&hot.waiting, memory_order_relaxed) == 0) {
         atomic_store_explicit(&t->last_ns, now, memory_order_relaxed);
         return 1;
     }
@@ -212,7 +218,7 @@ static int keeps_turn(turn_self *me, uint64_t now)
  * thread that arrives does not pass those waiting. */
 static int takes_free_turn(turn_self *me, uint64_t now)
 {
-    if (atomic_load(&waiting) > 0)
+    if (atomic_load(&hot.waiting) > 0)
         return 0;
     pthread_mutex_lock(&turn_lock);
     int got = grab_turn(me, now);
@@ -232,8 +238,8 @@ typedef struct {
 static void leave_ruby(uint64_t id)
 {
     uint_fast64_t mine = id;
-    if (id && atomic_load_explicit(&in_ruby, memory_order_relaxed) == id)
-        atomic_compare_exchange_strong(&in_ruby, &mine, 0);
+    if (id && atomic_load_explicit(&hot.in_ruby, memory_order_relaxed) == id)
+        atomic_compare_exchange_strong(&hot.in_ruby, &mine, 0);
 }
 
 /* wait_nogvl: sleeps until a turn is free (or idle) and takes it, or
@@ -243,7 +249,7 @@ static void *wait_nogvl(void *p)
     turn_wait *w = p;
     leave_ruby(w->me->id); /* not in Ruby: nobody waits for it */
     pthread_mutex_lock(&turn_lock);
-    atomic_fetch_add(&waiting, 1);
+    atomic_fetch_add(&hot.waiting, 1);
     while (!w->interrupted) {
         uint64_t now = now_ns();
         if (!w->yielded && grab_turn(w->me, now)) {
@@ -255,7 +261,7 @@ static void *wait_nogvl(void *p)
         struct timespec ts = {(time_t)(until / 1000000000ull), (long)(until % 1000000000ull)};
         pthread_cond_timedwait(&turn_freed, &turn_lock, &ts);
     }
-    atomic_fetch_sub(&waiting, 1);
+    atomic_fetch_sub(&hot.waiting, 1);
     pthread_mutex_unlock(&turn_lock);
     return NULL;
 }
@@ -323,7 +329,7 @@ uint64_t hb_turn_take(void)
 void hb_turn_hashing(uint64_t id)
 {
     leave_ruby(id); /* first: never counted in Ruby and hashing at once */
-    atomic_fetch_add_explicit(&hashing_now, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&hot.hashing_now, 1, memory_order_relaxed);
 }
 
 /* core_free_to_spin: 1 if every thread hashing, every one spinning, the
@@ -331,8 +337,8 @@ void hb_turn_hashing(uint64_t id)
  * once self_counted) have a core each. */
 static int core_free_to_spin(int self_counted)
 {
-    long busy = atomic_load_explicit(&hashing_now, memory_order_relaxed) +
-                atomic_load_explicit(&spinning_now, memory_order_relaxed) + !self_counted;
+    long busy = atomic_load_explicit(&hot.hashing_now, memory_order_relaxed) +
+                atomic_load_explicit(&hot.spinning_now, memory_order_relaxed) + !self_counted;
     return busy + 1 <= cpus;
 }
 
@@ -343,33 +349,33 @@ static int spin_for_gvl(uint64_t id)
 {
     uint64_t start = now_ns();
     uint64_t limit = spin_limit_ns();
-    atomic_fetch_add_explicit(&spinning_now, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&hot.spinning_now, 1, memory_order_relaxed);
     int got = 0;
     for (unsigned i = 1;; i++) {
         uint_fast64_t none = 0;
-        if (atomic_load_explicit(&in_ruby, memory_order_relaxed) == 0 &&
-            atomic_compare_exchange_weak(&in_ruby, &none, id)) {
+        if (atomic_load_explicit(&hot.in_ruby, memory_order_relaxed) == 0 &&
+            atomic_compare_exchange_weak(&hot.in_ruby, &none, id)) {
             got = 1;
             break;
         }
         if ((i & 63) == 0 && (now_ns() - start > limit || !core_free_to_spin(1))) {
             none = 0; /* the one in Ruby may have just left it to hash */
-            got = atomic_compare_exchange_strong(&in_ruby, &none, id);
+            got = atomic_compare_exchange_strong(&hot.in_ruby, &none, id);
             break;
         }
         cpu_relax();
     }
-    atomic_fetch_sub_explicit(&spinning_now, 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&hot.spinning_now, 1, memory_order_relaxed);
     return got;
 }
 
 void hb_turn_hashed(uint64_t id)
 {
-    atomic_fetch_sub_explicit(&hashing_now, 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&hot.hashing_now, 1, memory_order_relaxed);
     if (id == 0)
         return;
     uint_fast64_t none = 0;
-    if (atomic_compare_exchange_strong(&in_ruby, &none, id))
+    if (atomic_compare_exchange_strong(&hot.in_ruby, &none, id))
         return; /* nobody in Ruby: take the GVL at once */
     if (core_free_to_spin(0) && spin_for_gvl(id)) {
         atomic_fetch_add_explicit(&spins_total, 1, memory_order_relaxed);
@@ -377,7 +383,7 @@ void hb_turn_hashed(uint64_t id)
     }
     atomic_fetch_add_explicit(&blocks_total, 1, memory_order_relaxed);
     this_thread()->blocked_ns = now_ns(); /* hb_turn_take sees what it cost */
-    atomic_store(&in_ruby, id);           /* the other is doing something else, or cores are busy */
+    atomic_store(&hot.in_ruby, id);           /* the other is doing something else, or cores are busy */
 }
 
 long hb_turns(void)
