@@ -3,6 +3,8 @@
  * Ruby at all: N separately allocated SIZE-byte buffers (as Ruby keeps
  * its strings), SHA-1 of each with OpenSSL's low-level calls, split over
  * THREADS threads. The floor under any Ruby run of the workload.
+ * With ONE_STRING=1 in the environment every message is one buffer, as in
+ * the program of the Feature (one String pushed N times): hot in the cache.
  *
  * Usage: ceiling N SIZE REPS THREADS...   prints "threads seconds" lines
  *        (the median of REPS runs for each thread count).
@@ -74,13 +76,16 @@ int main(int argc, char **argv)
         return 2;
     }
     unsigned char **bufs = malloc((size_t)n * sizeof *bufs);
+    const char *one = getenv("ONE_STRING");
+    int one_string = one != NULL && strcmp(one, "1") == 0;
     for (long i = 0; bufs && i < n; i++) {
-        bufs[i] = malloc((size_t)size);
+        bufs[i] = one_string && i > 0 ? bufs[0] : malloc((size_t)size);
         if (!bufs[i]) {
             fprintf(stderr, "ceiling: out of memory\n");
             return 1;
         }
-        memset(bufs[i], (int)i, (size_t)size);
+        if (!one_string || i == 0)
+            memset(bufs[i], (int)i, (size_t)size);
     }
     for (int a = 4; a < argc; a++) {
         int threads = atoi(argv[a]);

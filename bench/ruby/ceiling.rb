@@ -21,8 +21,13 @@
 # also prints the bound if every Ruby step but the Queue cost nothing:
 # (2*C2 + Q) / 2.)
 #
+# With ONE_STRING=1, the floor of the Feature's program as it was written:
+# one String pushed N times before the threads start (so no push overlaps
+# them: P is left out), popped with pop(true) until the queue is empty; C1
+# and C2 hash one buffer N times, R1 and Q use the one String.
+#
 # Usage: CEILING_BIN=<built ceiling.c> ruby -I<gem lib> -I<ext dir> bench/ruby/ceiling.rb
-#   env: N (600000), SIZE (4096), REPS (3)
+#   env: N (600000), SIZE (4096), REPS (3), ONE_STRING (0)
 require "digest"
 require "hashbatch"
 
@@ -57,27 +62,44 @@ def push_run(strings)
   now - t0
 end
 
+# The program of the Feature: the queue is filled first, then timed.
+def filled_queue_run(klass, strings)
+  q = Queue.new
+  strings.each { |s| q << s }
+  t0 = now
+  worker = Thread.new { while (s = (q.pop(true) rescue nil)); klass.hexdigest(s); end }
+  worker.join
+  now - t0
+end
+
 def plain_run(strings)
   t0 = now
   strings.each { |s| Hashbatch::SHA1.hexdigest(s) }
   now - t0
 end
 
-c1, c2 = `#{BIN} #{N} #{SIZE} #{REPS} 1 2`.lines.map { |l| Float(l.split[1]) }
+c1, c2 = `ONE_STRING=#{ENV.fetch("ONE_STRING", "0")} #{BIN} #{N} #{SIZE} #{REPS} 1 2`.lines.map { |l| Float(l.split[1]) }
 abort "ceiling.c failed" unless $?.success? && c2
 
-base = Random.new(11_625).bytes(SIZE + 65_536)
-strings = Array.new(N) { |i| format("%08d", i) << base.byteslice((i * 61) % 65_536, SIZE - 8) }
+ONE = ENV.fetch("ONE_STRING", "0") == "1"
+if ONE
+  store = "x" * SIZE
+  strings = Array.new(N, store)
+else
+  base = Random.new(11_625).bytes(SIZE + 65_536)
+  strings = Array.new(N) { |i| format("%08d", i) << base.byteslice((i * 61) % 65_536, SIZE - 8) }
+end
 Hashbatch::SHA1.gvl_threshold = SIZE + 1 # held: R1 is hashing plus the call
-rows = { r1: -> { plain_run(strings) }, q: -> { queue_run(NullHash, strings) },
-         p: -> { push_run(strings) }, s: -> { queue_run(Digest::SHA1, strings) } }
+runner = ONE ? method(:filled_queue_run) : method(:queue_run)
+rows = { r1: -> { plain_run(strings) }, q: -> { runner.call(NullHash, strings) },
+         p: -> { ONE ? 0.0 : push_run(strings) }, s: -> { runner.call(Digest::SHA1, strings) } }
 times = Hash.new { |h, k| h[k] = [] }
 REPS.times { rows.each { |k, run| GC.start; times[k] << run.call } }
 r1, q, pu, s = %i[r1 q p s].map { |k| median(times[k]) }
 g = r1 - c1 + q
 floor = pu + [g - pu, (2 * c2 + g - pu) / 2].max
 dream = (2 * c2 + q) / 2
-puts "# #{RUBY_DESCRIPTION}; N=#{N} SIZE=#{SIZE} REPS=#{REPS}"
+puts "# #{RUBY_DESCRIPTION}; N=#{N} SIZE=#{SIZE} REPS=#{REPS}#{ONE ? '; one String (the program as written)' : '; distinct strings'}"
 puts "| part | seconds |"
 puts "|---|---|"
 puts format("| C1: C, 1 thread, hashing only | %.3f |", c1)
