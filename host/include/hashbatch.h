@@ -141,8 +141,9 @@ typedef struct {
                                   batch on the CPU pool; 0: return
                                   HB_ERR_DEVICE instead */
     int use_environment;       /* 1 (default): HASHBATCH_BACKEND,
-                                  HASHBATCH_DEVICE, HASHBATCH_VERIFY and
-                                  HASHBATCH_CPU_IMPL override the fields */
+                                  HASHBATCH_DEVICE, HASHBATCH_VERIFY,
+                                  HASHBATCH_CPU_IMPL and HASHBATCH_PRIORITY
+                                  override the fields */
     uint64_t seed;             /* seed for verification sampling; 0: random */
     const char *cpu_impl;      /* how the CPU pool hashes batches: "avx512"
                                   (16 lanes), "avx2" (8), "portable" (4)
@@ -171,6 +172,16 @@ typedef struct {
      * took kept. */
     uint64_t expected_messages;
     uint64_t expected_bytes;
+    /* 1: the engine's own threads (the CPU pool, device feeders, a files
+     * job's readers) run at the lowest CPU priority the system offers
+     * (Linux: SCHED_IDLE), so every other runnable thread, of this process
+     * or another, gets a core first: for hashing in the background of an
+     * application (a Ruby process whose threads must keep running while a
+     * batch is hashed). 0 (default): normal priority. A system without
+     * SCHED_IDLE runs them at nice 19. HASHBATCH_PRIORITY=idle|normal
+     * overrides it. An OpenCL runtime's own threads (pocl's) are not ours
+     * and keep their priority. */
+    int idle_priority;
 } hb_config;
 
 /* Which compute an engine uses, from backend and device:

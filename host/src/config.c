@@ -92,6 +92,9 @@ static hb_status check_config_values(const hb_config *cfg)
     if (cfg->ring_depth > 8)
         return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT, "config: ring_depth %u is above 8",
                             cfg->ring_depth);
+    if (cfg->idle_priority != 0 && cfg->idle_priority != 1)
+        return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT,
+                            "config: idle_priority %d is neither 0 nor 1", cfg->idle_priority);
     if (cfg->cpu_threads > HB_CPU_THREADS_MAX)
         return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT, "config: cpu_threads %u is above %u",
                             cfg->cpu_threads, HB_CPU_THREADS_MAX);
@@ -150,6 +153,14 @@ static hb_status apply_environment(hb_settings *s)
                                 "(expected off, sample or full)",
                                 verify);
     }
+    const char *priority = getenv("HASHBATCH_PRIORITY");
+    if (priority != NULL && *priority != '\0') {
+        if (strcmp(priority, "idle") != 0 && strcmp(priority, "normal") != 0)
+            return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT,
+                                "HASHBATCH_PRIORITY: unknown priority '%s' (expected idle or normal)",
+                                priority);
+        s->idle_priority = strcmp(priority, "idle") == 0;
+    }
     const char *device = getenv("HASHBATCH_DEVICE");
     if (device != NULL && *device != '\0')
         return copy_device_spec(s, device, "HASHBATCH_DEVICE");
@@ -181,6 +192,7 @@ hb_status hb_settings_resolve(const hb_config *cfg, hb_settings *out)
     out->calibrate = cfg->calibrate != 0;
     out->expected_messages = cfg->expected_messages;
     out->expected_bytes = cfg->expected_bytes;
+    out->idle_priority = cfg->idle_priority != 0;
     if (cfg->device != NULL) {
         st = copy_device_spec(out, cfg->device, "config");
         if (st != HB_OK)

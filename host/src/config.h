@@ -29,6 +29,7 @@ typedef struct {
     hb_cpu_impl cpu_impl; /* the pool's SHA-1 (mb/mb_impl.h) */
     int calibrate;        /* measure the cost models at open, cache or not */
     uint64_t expected_messages, expected_bytes; /* 0, 0: not known */
+    int idle_priority; /* the engine's threads at the lowest priority */
 } hb_settings;
 
 /* hb_settings_resolve: cfg (NULL: defaults) plus environment overrides,

@@ -22,6 +22,7 @@
 #include "engine_internal.h"
 #include "fault.h"
 #include "mb/mb_costs.h"
+#include "thread_priority.h"
 #include "verify.h"
 
 /* A take is sized by time, from the pool's model: about this much of one
@@ -208,6 +209,8 @@ void *hb_cpu_worker_main(void *arg)
 {
     hb_worker *w = arg;
     hb_batch *b;
+    if (w->engine->settings.idle_priority)
+        hb_thread_priority_lowest();
     while ((b = hb_queue_take(&w->engine->queue, HB_TAKER_CPU, &w->engine->pool_limits, 1)) != NULL)
         hb_cpu_run_batch(w->engine, b);
     return NULL;

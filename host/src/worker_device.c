@@ -27,6 +27,7 @@
 #include "pack.h"
 #include "plan.h"
 #include "prng.h"
+#include "thread_priority.h"
 #include "verify.h"
 
 #define TAKE_STAGINGS 4u
@@ -412,6 +413,8 @@ void *hb_device_worker_main(void *arg)
 {
     hb_worker *w = arg;
     device_loop loop;
+    if (w->engine->settings.idle_priority)
+        hb_thread_priority_lowest();
     init_loop(&loop, w);
     uint64_t busy_since = 0;
     while (!loop.quarantined) {

@@ -28,6 +28,7 @@
 
 #include "engine_internal.h"
 #include "files/files_internal.h"
+#include "thread_priority.h"
 
 /* fill: reads f into buf[*len..cap) until it is full or the file ends
  * (*ended 1). Returns 0 or an errno value. */
@@ -190,6 +191,8 @@ void *files_io_main(void *arg)
 {
     files_io_thread *t = arg;
     hb_files_job *j = t->job;
+    if (j->engine->settings.idle_priority)
+        hb_thread_priority_lowest();
     files_lanes_init(t, hb_engine_cpu_impl_now(j->engine));
     for (;;) { /* inputs while the set has room, then rounds of the set */
         size_t i = files_lanes_room(t) ? take_next(j) : j->n;

@@ -2,7 +2,7 @@
  * engine.c - Hashbatch::Engine: an engine of the caller's own.
  *
  * Owns: the Engine class: opening one from keywords (backend, device,
- * verify, cpu_threads; the library validates their values, and its
+ * verify, cpu_threads, priority; the library validates their values, and its
  * message is the ArgumentError's), its methods (sha1_many, hexdigest_many, submit,
  * file_digests, stats, devices, describe, backend, close, closed?), and
  * closing it without the GVL (batches still on it finish first).
@@ -76,17 +76,31 @@ static unsigned cpu_threads_value(VALUE v)
     return (unsigned)t;
 }
 
-/* initialize(backend: nil, device: nil, verify: nil, cpu_threads: nil).
- * With no keyword at all, HASHBATCH_BACKEND/DEVICE/VERIFY apply. */
+/* priority_value: the priority keyword (:normal or :idle, String or
+ * Symbol) as hb_config.idle_priority holds it. */
+static int priority_value(VALUE v)
+{
+    const char *p = kw_string(v, "priority");
+    if (strcmp(p, "idle") == 0)
+        return 1;
+    if (strcmp(p, "normal") == 0)
+        return 0;
+    rb_raise(rb_eArgError, "Hashbatch::Engine.new: unknown priority \"%s\" (expected normal or idle)",
+             p);
+}
+
+/* initialize(backend: nil, device: nil, verify: nil, cpu_threads: nil,
+ * priority: nil). With none of backend, device, verify and priority
+ * given, the HASHBATCH_* variables apply. */
 static VALUE engine_initialize(int argc, VALUE *argv, VALUE self)
 {
     VALUE opts;
     rb_scan_args(argc, argv, ":", &opts);
-    ID keys[4] = {rb_intern("backend"), rb_intern("device"), rb_intern("verify"),
-                  rb_intern("cpu_threads")};
-    VALUE vals[4] = {Qundef, Qundef, Qundef, Qundef};
+    ID keys[5] = {rb_intern("backend"), rb_intern("device"), rb_intern("verify"),
+                  rb_intern("cpu_threads"), rb_intern("priority")};
+    VALUE vals[5] = {Qundef, Qundef, Qundef, Qundef, Qundef};
     if (!NIL_P(opts))
-        rb_get_kwargs(opts, keys, 0, 4, vals);
+        rb_get_kwargs(opts, keys, 0, 5, vals);
     hb_config cfg;
     hb_config_init(&cfg);
     const char *backend = kw_string(vals[0], "backend");
@@ -103,7 +117,10 @@ static VALUE engine_initialize(int argc, VALUE *argv, VALUE self)
     if (vals[3] != Qundef && !NIL_P(vals[3]))
         cfg.cpu_threads = cpu_threads_value(vals[3]);
     cfg.device = device;
-    if (backend || device || verify)
+    int priority_given = vals[4] != Qundef && !NIL_P(vals[4]);
+    if (priority_given)
+        cfg.idle_priority = priority_value(vals[4]);
+    if (backend || device || verify || priority_given)
         cfg.use_environment = 0;
     engine_obj *o;
     TypedData_Get_Struct(self, engine_obj, &engine_type, o);
