@@ -179,6 +179,58 @@ class TestBatches < Minitest::Test
     assert_equal [oracle(s)], Hashbatch.sha1_many([s])
   end
 
+  # From 32,768 strings a batch is hashed as 8 jobs (sync.c), locked and
+  # submitted first, then collected in order.
+  BIG = 40_001
+
+  def test_a_big_batch_comes_back_whole_and_in_order
+    rng = Random.new(40_001)
+    msgs = Array.new(BIG) { |i| +"#{i}:" << rng.bytes(rng.rand(0..300)) }
+    assert_equal msgs.map { |m| oracle_hex(m) }, Hashbatch.hexdigest_many(msgs)
+    engines.each { |e| assert_equal msgs.map { |m| oracle(m) }, e.sha1_many(msgs) }
+    msgs.each { |m| m << "!" } # every piece's strings were unlocked
+  end
+
+  def test_a_failed_big_batch_leaves_nothing_locked
+    s = +"locked by the first pieces" * 10
+    bad = [s] * (BIG - 1) + [nil] # the last piece fails after the first were submitted
+    e = assert_raises(TypeError) { Hashbatch.sha1_many(bad) }
+    assert_match(/element #{BIG - 1} is nil/, e.message)
+    s << "!"
+    assert_equal [oracle(s)] * 3, Hashbatch.sha1_many([s] * 3)
+  end
+
+  def test_an_interrupted_big_batch_leaves_nothing_locked
+    s = +"interrupted" * 100
+    th = stop_at_probe(:batch_wait) do
+      Thread.new do
+        Thread.current.report_on_exception = false
+        Hashbatch.hexdigest_many([s] * BIG)
+      end
+    end
+    th.raise(Interrupt, "stop")
+    PROBES.release_gvl_probe(:batch_wait)
+    assert_raises(Interrupt) { th.join }
+    s << "!" # unlocked by the ensure, every piece
+    assert_equal [oracle_hex(s)], Hashbatch.hexdigest_many([s])
+  ensure
+    PROBES.disarm_gvl_probe(:batch_wait)
+  end
+
+  # An element's to_str is Ruby code: it may change the array, so a big
+  # batch with one reads a copy, and hashes what the array held.
+  def test_to_str_that_changes_a_big_array
+    msgs = Array.new(BIG) { |i| "s#{i}" }
+    arg = msgs.dup
+    o = Object.new
+    o.define_singleton_method(:to_str) { arg.clear && "o" }
+    arg[BIG / 2] = o
+    want = msgs.map { |m| oracle_hex(m) }
+    want[BIG / 2] = oracle_hex("o")
+    assert_equal want, Hashbatch.hexdigest_many(arg)
+    assert_empty arg
+  end
+
   def test_to_str_elements
     o = Object.new
     def o.to_str = "abc"

@@ -193,8 +193,13 @@ static void batch_point(batch *b)
 
 void hb_ext_batch_fill(batch *b, VALUE ary, int lock)
 {
+    hb_ext_batch_fill_from(b, ary, 0, lock);
+}
+
+void hb_ext_batch_fill_from(batch *b, VALUE ary, long first, int lock)
+{
     for (size_t i = 0; i < b->n; i++) {
-        VALUE s = element_string(ary, (long)i);
+        VALUE s = element_string(ary, first + (long)i);
         int locked = 0;
         if (lock)
             s = hb_str_hold_for_batch(s, &locked);
@@ -253,15 +258,24 @@ VALUE hb_ext_batch_result(batch *b)
     if (!NIL_P(b->result))
         return b->result;
     VALUE ary = rb_ary_new_capa((long)b->n);
+    hb_ext_batch_append_result(b, ary);
+    b->result = ary;
+    return ary;
+}
+
+void hb_ext_batch_append_result(batch *b, VALUE into)
+{
+    if (b->status != HB_OK) {
+        engine_ref *r = b->eng;
+        hb_ext_raise(b->status, r->pid == getpid() ? r->e : NULL, "Hashbatch: batch");
+    }
     char hex[40];
     for (size_t i = 0; i < b->n; i++) {
         if (b->hex) {
             hb_hex40(b->out[i], hex);
-            rb_ary_push(ary, rb_usascii_str_new(hex, 40));
+            rb_ary_push(into, rb_usascii_str_new(hex, 40));
         } else {
-            rb_ary_push(ary, rb_str_new((const char *)b->out[i], 20));
+            rb_ary_push(into, rb_str_new((const char *)b->out[i], 20));
         }
     }
-    b->result = ary;
-    return ary;
 }

@@ -97,6 +97,9 @@ batch *hb_ext_batch_get(VALUE obj);
 /* hb_ext_batch_fill: takes every string of ary; locks them (lock) or keeps
  * frozen snapshots (!lock). May raise: what was locked is in b->locked. */
 void hb_ext_batch_fill(batch *b, VALUE ary, int lock);
+/* hb_ext_batch_fill_from: as hb_ext_batch_fill, with the strings of ary
+ * from index first (b->n of them). */
+void hb_ext_batch_fill_from(batch *b, VALUE ary, long first, int lock);
 /* hb_ext_batch_submit: hands the batch to the engine; raises on failure. */
 void hb_ext_batch_submit(batch *b);
 /* hb_ext_batch_release: the engine is done with the strings (finished,
@@ -110,6 +113,9 @@ void hb_ext_batch_cancel(batch *b);
 /* hb_ext_batch_result: the digests as an Array (binary or hex strings);
  * raises the job's error if it did not succeed. */
 VALUE hb_ext_batch_result(batch *b);
+/* hb_ext_batch_append_result: pushes the digests onto into; raises the
+ * job's error if it did not succeed. */
+void hb_ext_batch_append_result(batch *b, VALUE into);
 
 /* ---- batch_wait.c ---------------------------------------------------- */
 
@@ -120,7 +126,9 @@ int hb_ext_batch_wait(batch *b, double timeout_s);
 
 /* ---- sync.c ---------------------------------------------------------- */
 
-/* hb_ext_strings_array: the argument as a new Array, or a TypeError. */
+/* hb_ext_strings_array: the argument as an Array whose elements cannot
+ * change while a batch is filled: itself when every element is a String,
+ * else a copy; a TypeError if it is not an Array. */
 VALUE hb_ext_strings_array(VALUE strings);
 /* hb_ext_hash_sync: digests of strings on r, waiting without the GVL. */
 VALUE hb_ext_hash_sync(engine_ref *r, VALUE strings, int hex);
