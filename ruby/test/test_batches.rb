@@ -201,7 +201,7 @@ class TestBatches < Minitest::Test
   end
 
   def test_an_interrupted_big_batch_leaves_nothing_locked
-    s = +"interrupted" * 100
+    s = +"i" * (256 << 10) # 10 GB in all: the first piece is still hashing when waited for
     th = stop_at_probe(:batch_wait) do
       Thread.new do
         Thread.current.report_on_exception = false
@@ -215,6 +215,23 @@ class TestBatches < Minitest::Test
     assert_equal [oracle_hex(s)], Hashbatch.hexdigest_many([s])
   ensure
     PROBES.disarm_gvl_probe(:batch_wait)
+  end
+
+  # Beside a thread that never blocks, the GVL comes back late after a
+  # piece's wait, and the rest is waited for at once (sync.c): the same
+  # digests, every string unlocked.
+  def test_a_big_batch_beside_a_busy_thread
+    rng = Random.new(7)
+    msgs = Array.new(BIG) { |i| +"#{i}" << rng.bytes(rng.rand(0..2000)) }
+    stop = false
+    busy = Thread.new { n = 0; n += 1 until stop; n }
+    begin
+      assert_equal msgs.map { |m| oracle_hex(m) }, Hashbatch.hexdigest_many(msgs)
+    ensure
+      stop = true
+      busy.join
+    end
+    msgs.each { |m| m << "!" }
   end
 
   # An element's to_str is Ruby code: it may change the array, so a big

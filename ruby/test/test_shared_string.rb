@@ -107,6 +107,25 @@ class TestSharedString < Minitest::Test
     assert writable?(s)
   end
 
+  # One String many times in a batch, and across the pieces of a big one
+  # (sync.c splits from 32,768 strings): held once, shared, never copied.
+  def test_one_string_repeated_in_a_batch_is_not_copied
+    s = fresh(256 << 10)
+    want = oracle(s)
+    [3, 40_001].each do |times|
+      before = copies
+      got = nil
+      objects = allocations { got = Hashbatch.sha1_many([s] * times) }
+      assert_equal times, got.size
+      assert_equal [want], got.uniq
+      assert_equal before, copies, "#{times} places of one String made copies"
+      # one object a digest (and a few); a copy of each place is as many more
+      assert_operator objects, :<, times + times / 2 + 10
+      assert_equal [0, 0], held
+      assert writable?(s), "still locked after a batch of #{times}"
+    end
+  end
+
   # Many threads, one String (and one substring of a shared buffer), at
   # once: every digest right, no copy, and the strings free afterwards.
   def test_many_threads_hash_one_string_and_one_shared_substring

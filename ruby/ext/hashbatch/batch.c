@@ -26,6 +26,7 @@
  */
 #include "engine_parts.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -191,12 +192,121 @@ static void batch_point(batch *b)
     }
 }
 
-void hb_ext_batch_fill(batch *b, VALUE ary, int lock)
+typedef struct {
+    batch *b;
+    VALUE ary;
+    int lock;
+    own_locks own;
+} fill_call;
+
+static VALUE fill_body(VALUE p)
 {
-    hb_ext_batch_fill_from(b, ary, 0, lock);
+    fill_call *c = (fill_call *)p;
+    hb_ext_batch_fill_from(c->b, c->ary, 0, c->lock, &c->own);
+    return Qnil;
 }
 
-void hb_ext_batch_fill_from(batch *b, VALUE ary, long first, int lock)
+static VALUE fill_ensure(VALUE p)
+{
+    hb_ext_own_locks_free(&((fill_call *)p)->own);
+    return Qnil;
+}
+
+void hb_ext_batch_fill(batch *b, VALUE ary, int lock)
+{
+    fill_call c = {b, ary, lock, {NULL, 1, NULL, 0, 0}};
+    c.own.batches = &c.b;
+    rb_ensure(fill_body, (VALUE)&c, fill_ensure, (VALUE)&c);
+}
+
+/* ---- the call's own locks, indexed when one comes again ------------- */
+
+struct own_lock {
+    VALUE s; /* 0: empty */
+    batch *b;
+    size_t i; /* b->locked[i] */
+};
+
+static size_t own_home(VALUE s, size_t mask)
+{
+    return (size_t)(((uint64_t)s >> 3) * 0x9E3779B97F4A7C15ull >> 24) & mask;
+}
+
+static struct own_lock *own_find(own_locks *o, VALUE s)
+{
+    size_t i = own_home(s, o->mask);
+    while (o->slot[i].s != 0 && o->slot[i].s != s)
+        i = (i + 1) & o->mask;
+    return &o->slot[i];
+}
+
+/* own_add: indexes b->locked[i] (an own lock); 0 if memory ran out. */
+static int own_add(own_locks *o, batch *b, size_t i)
+{
+    if ((o->used + 1) * 2 > o->mask + 1) {
+        size_t old_mask = o->mask;
+        struct own_lock *old = o->slot;
+        size_t slots = (old_mask + 1) * 2;
+        struct own_lock *fresh = calloc(slots, sizeof *fresh);
+        if (fresh == NULL)
+            return 0;
+        o->slot = fresh;
+        o->mask = slots - 1;
+        for (size_t k = 0; k <= old_mask; k++)
+            if (old[k].s != 0)
+                *own_find(o, old[k].s) = old[k];
+        free(old);
+    }
+    struct own_lock *e = own_find(o, b->locked[i]);
+    if (e->s == 0) {
+        *e = (struct own_lock){b->locked[i], b, i};
+        o->used++;
+    }
+    return 1;
+}
+
+/* own_build: the index of every own lock of the call so far (empty, but
+ * there, when there is none). */
+static int own_build(own_locks *o)
+{
+    o->slot = calloc(64, sizeof *o->slot);
+    if (o->slot == NULL)
+        return 0;
+    o->mask = 63;
+    o->used = 0;
+    for (int k = 0; k < o->nbatches; k++)
+        for (size_t i = 0; i < o->batches[k]->nlocked; i++)
+            if (o->batches[k]->lock_kind[i] == HB_PIN_OWN && !own_add(o, o->batches[k], i))
+                return 0;
+    return 1;
+}
+
+void hb_ext_own_locks_free(own_locks *o)
+{
+    free(o->slot);
+    o->slot = NULL;
+    o->mask = o->used = 0;
+}
+
+/* hold_busy: s is locked and no readers share it: if the call locked it
+ * itself, that lock becomes shared with this reader (no copy); else s is
+ * read from a private copy (another call's batch, or someone else, holds
+ * its lock). */
+static VALUE hold_busy(own_locks *o, VALUE s, int *locked)
+{
+    *locked = HB_PIN_NONE;
+    if (o->slot == NULL && !own_build(o))
+        return hb_str_private_copy(s);
+    struct own_lock *e = own_find(o, s);
+    if (e->s == s && hb_str_share_own(s, 2)) {
+        e->b->lock_kind[e->i] = HB_PIN_SHARED;
+        *locked = HB_PIN_SHARED;
+        return s; /* now in the table: further places join it there */
+    }
+    return hb_str_private_copy(s);
+}
+
+void hb_ext_batch_fill_from(batch *b, VALUE ary, long first, int lock, own_locks *o)
 {
     for (size_t i = 0; i < b->n; i++) {
         VALUE s = element_string(ary, first + (long)i);
@@ -205,10 +315,14 @@ void hb_ext_batch_fill_from(batch *b, VALUE ary, long first, int lock)
             s = hb_str_hold_for_batch(s, &locked);
         else
             s = rb_str_new_frozen(s);
+        if (locked == HB_PIN_BUSY)
+            s = hold_busy(o, s, &locked);
         b->strs[b->nstrs++] = s;
         if (locked != HB_PIN_NONE) {
             b->locked[b->nlocked] = s;
             b->lock_kind[b->nlocked++] = (unsigned char)locked;
+            if (locked == HB_PIN_OWN && o->slot != NULL && !own_add(o, b, b->nlocked - 1))
+                hb_ext_own_locks_free(o); /* rebuilt on the next busy one */
         }
     }
     batch_point(b);

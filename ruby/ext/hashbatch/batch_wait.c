@@ -12,6 +12,8 @@
  * for the job's descriptor (hb_job_fd: readable once the job finishes), so
  * the thread's other fibers run meanwhile. That IO never closes the
  * descriptor, which stays the library's (autoclose: false).
+ * It notes how long the GVL took to come back once the job had finished
+ * (b->gvl_back_ns): long when another thread keeps it busy.
  * Must not: cancel or free the job (whoever abandons the batch does, in
  * an ensure), or take the engine's lock (hb_job_wait needs no engine).
  */
@@ -33,6 +35,7 @@ typedef struct {
     int64_t deadline_ns; /* CLOCK_MONOTONIC; < 0: none */
     volatile int interrupted;
     hb_status st;
+    int64_t done_ns; /* when the job was seen finished */
 } wait_arg;
 
 static int64_t now_ns(void)
@@ -64,6 +67,7 @@ static void *wait_nogvl(void *p)
         if (w->st != HB_ERR_TIMEOUT)
             break;
     }
+    w->done_ns = now_ns();
     return NULL;
 }
 
@@ -83,10 +87,12 @@ static VALUE wait_loop(VALUE p)
     wait_call *c = (wait_call *)p;
     for (;;) {
         c->w.interrupted = 0;
+        c->w.done_ns = 0;
         hb_nogvl(HB_NOGVL_WAIT, wait_nogvl, &c->w, wait_ubf, &c->w, 0); /* may raise */
         if (c->w.st != HB_ERR_TIMEOUT) {
             c->b->status = c->w.st;
             c->b->finished = 1;
+            c->b->gvl_back_ns = c->w.done_ns ? (uint64_t)(now_ns() - c->w.done_ns) : 0;
             return Qtrue;
         }
         if (c->w.deadline_ns >= 0 && now_ns() >= c->w.deadline_ns)
@@ -155,6 +161,20 @@ static VALUE wait_done(VALUE p)
 {
     ((wait_call *)p)->b->waiters--;
     return Qnil;
+}
+
+int hb_ext_batch_poll(batch *b)
+{
+    if (b->finished)
+        return 1;
+    if (b->job == NULL)
+        return 0;
+    hb_status st = hb_job_wait(b->job, 0);
+    if (st == HB_ERR_TIMEOUT)
+        return 0;
+    b->status = st;
+    b->finished = 1;
+    return 1;
 }
 
 int hb_ext_batch_wait(batch *b, double timeout_s)

@@ -87,6 +87,7 @@ typedef struct {
     int waiters;    /* threads in hb_ext_batch_wait: the job outlives them */
     hb_status status;
     VALUE result;
+    uint64_t gvl_back_ns; /* the last wait: from the job's end to the GVL back */
 } batch;
 
 /* hb_ext_batch_new: an empty batch object of class klass (0: hidden) for
@@ -97,9 +98,21 @@ batch *hb_ext_batch_get(VALUE obj);
 /* hb_ext_batch_fill: takes every string of ary; locks them (lock) or keeps
  * frozen snapshots (!lock). May raise: what was locked is in b->locked. */
 void hb_ext_batch_fill(batch *b, VALUE ary, int lock);
+/* The strings that the batches of one call lock themselves, indexed once
+ * one of them comes again (a String twice in one call, or in two of its
+ * pieces): that one is then held by both, shared (pin.c), not copied. */
+typedef struct {
+    batch **batches; /* the call's batches, in fill order */
+    int nbatches;
+    struct own_lock *slot; /* open addressing, NULL until first needed */
+    size_t mask, used;
+} own_locks;
+/* hb_ext_own_locks_free: frees the index (never the batches). */
+void hb_ext_own_locks_free(own_locks *o);
 /* hb_ext_batch_fill_from: as hb_ext_batch_fill, with the strings of ary
- * from index first (b->n of them). */
-void hb_ext_batch_fill_from(batch *b, VALUE ary, long first, int lock);
+ * from index first (b->n of them); locks are shared through o with the
+ * call's other batches, already in o->batches (b the last). */
+void hb_ext_batch_fill_from(batch *b, VALUE ary, long first, int lock, own_locks *o);
 /* hb_ext_batch_submit: hands the batch to the engine; raises on failure. */
 void hb_ext_batch_submit(batch *b);
 /* hb_ext_batch_release: the engine is done with the strings (finished,
@@ -123,6 +136,9 @@ void hb_ext_batch_append_result(batch *b, VALUE into);
  * the GVL, running interrupts as they come (they may raise). Returns 1
  * when the job has finished (b->status set), 0 on timeout. */
 int hb_ext_batch_wait(batch *b, double timeout_s);
+/* hb_ext_batch_poll: 1 if the job has finished (b->status set), looked at
+ * holding the GVL, without waiting. */
+int hb_ext_batch_poll(batch *b);
 
 /* ---- sync.c ---------------------------------------------------------- */
 

@@ -32,7 +32,7 @@ NORETURN(void hb_ext_raise_text(hb_status st, const char *detail, const char *wh
 void hb_ext_init_pins(void);
 /* How a string is held: not at all (frozen, or a copy is read), by a lock
  * of the holder's own, or as one of the readers sharing the lock. */
-enum { HB_PIN_NONE = 0, HB_PIN_OWN = 1, HB_PIN_SHARED = 2 };
+enum { HB_PIN_NONE = 0, HB_PIN_OWN = 1, HB_PIN_SHARED = 2, HB_PIN_BUSY = 3 };
 /* hb_str_hold: makes s safe to read without the GVL and returns what to
  * read: s itself (frozen: *locked = HB_PIN_NONE; or locked, shared with
  * every other reader of s: HB_PIN_SHARED), or a private frozen copy when
@@ -43,8 +43,17 @@ VALUE hb_str_hold(VALUE s, int *locked);
  * strings: an unlocked string gets a lock of the batch's own
  * (HB_PIN_OWN), not counted in the table of shared readers (that costs
  * 160 ns a string, a third of hexdigest_many's time on 4 KiB strings);
- * one that readers share already is joined. */
+ * one that readers share already is joined. One locked otherwise comes
+ * back as HB_PIN_BUSY, unchanged: the batch may hold its lock itself
+ * (hb_str_share_own), else it reads hb_str_private_copy(s). */
 VALUE hb_str_hold_for_batch(VALUE s, int *locked);
+/* hb_str_private_copy: a frozen copy of s's bytes (counted). */
+VALUE hb_str_private_copy(VALUE s);
+/* hb_str_share_own: s, locked by the caller's own lock (HB_PIN_OWN), is
+ * from now on held by readers sharing it, readers of them (the caller's
+ * lock among them); each leaves with hb_str_release(s, HB_PIN_SHARED).
+ * 0 if memory ran out (nothing changed). */
+int hb_str_share_own(VALUE s, size_t readers);
 void hb_str_release(VALUE s, int locked);
 /* hb_pin_counts: strings held by shared readers now, the readers inside
  * them, and the private copies made so far (for Hashbatch::Testing). */

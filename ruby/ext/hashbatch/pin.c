@@ -12,9 +12,13 @@
  * fibers, or batches) hash one String at once with no copy, and a writer
  * is refused exactly while a reader is inside (Ruby Feature #11625's
  * program: one String popped by every thread).
- * A string locked by someone else (IO#write locks what it writes, a C
- * extension may too) is not ours to share or unlock: the reader takes a
- * private frozen copy of its bytes instead. Whether a string is locked is
+ * A batch's strings are locked by the batch itself, uncounted (a count
+ * for each of 600,000 strings cost a third of hexdigest_many); a batch
+ * that meets one of them again shares that lock through the table
+ * (hb_str_share_own, batch.c), and one a reader shares is joined.
+ * A string locked by someone else (a C extension, another call's batch)
+ * is not ours to share or unlock: the reader takes a private frozen copy
+ * of its bytes instead. Whether a string is locked is
  * read from its flag (STR_TMPLOCK, FL_USER7 since Ruby 1.9; a check at
  * load time confirms it, else rb_str_locktmp is tried under rb_protect).
  * The table is touched only by threads holding their Ractor's GVL; as
@@ -212,10 +216,31 @@ VALUE hb_str_hold_for_batch(VALUE s, int *locked)
         *locked = HB_PIN_SHARED;
         return s;
     }
-    if (!lock_first(s))
-        return private_copy(s);
+    if (!lock_first(s)) {
+        *locked = HB_PIN_BUSY;
+        return s;
+    }
     *locked = HB_PIN_OWN;
     return s;
+}
+
+VALUE hb_str_private_copy(VALUE s)
+{
+    return private_copy(s);
+}
+
+int hb_str_share_own(VALUE s, size_t readers)
+{
+    table_lock();
+    int ok = (table.used + 1) * 2 <= table.mask + 1 || grow();
+    if (ok) {
+        reader_slot *r = find(s);
+        r->str = s;
+        r->readers = readers;
+        table.used++;
+    }
+    table_unlock();
+    return ok;
 }
 
 /* leave_readers: one reader fewer; 1 if it was the last. */

@@ -11,7 +11,8 @@
  * the hashing instead of preceding and following it: all are locked and
  * submitted first (the engine hashes the first while the next ones are
  * locked), then each is waited for and its digests made into strings
- * while the later ones hash. Measured on 600,000 x 4 KiB strings (2-core
+ * while the later ones hash (unless the GVL comes back late: then the rest
+ * is waited for at once, gvl_contended). Measured on 600,000 x 4 KiB strings (2-core
  * Zen 5): locking took 23-73 ms and the result strings 47-171 ms (the
  * first call of a process pays for growing Ruby's heap) beside 200-240 ms
  * of hashing, all in sequence as one job.
@@ -91,7 +92,19 @@ typedef struct {
     VALUE objs[PIECES];
     batch *pieces[PIECES];
     int npieces;
+    own_locks own; /* the pieces' own locks, shared across them */
 } pipeline;
+
+/* gvl_contended: after b's wait, whether the GVL came back late: another
+ * Ruby thread kept it (a thread that never blocks keeps it for Ruby's 100
+ * ms time slice). Then each further wait could cost as much, and the rest
+ * of the batch is waited for at once: measured beside such a thread, 8
+ * waits made a 70 ms batch take 500 ms. Late is 10 wakes of a sleeping
+ * thread, as measured when the extension loaded (gvl_params.c). */
+static int gvl_contended(const batch *b)
+{
+    return b->gvl_back_ns > 10 * hb_gvl_params_get()->wake_ns;
+}
 
 typedef struct {
     batch *b;
@@ -136,13 +149,20 @@ static VALUE pipeline_body(VALUE p)
     long n = RARRAY_LEN(pl->ary);
     for (int k = 0; k < pl->npieces; k++) {
         batch *b = pl->pieces[k];
-        hb_ext_batch_fill_from(b, pl->ary, n * k / pl->npieces, 1);
+        pl->own.nbatches = k + 1;
+        hb_ext_batch_fill_from(b, pl->ary, n * k / pl->npieces, 1, &pl->own);
         hb_ext_engine_ref_check(b->eng);
         hb_ext_batch_submit(b);
     }
+    int contended = 0;
     for (int k = 0; k < pl->npieces; k++) {
         batch *b = pl->pieces[k];
-        hb_ext_batch_wait(b, -1);
+        if (contended && !hb_ext_batch_poll(b))
+            hb_ext_batch_wait(pl->pieces[pl->npieces - 1], -1); /* once, for the rest */
+        if (!hb_ext_batch_poll(b)) {
+            hb_ext_batch_wait(b, -1);
+            contended = contended || gvl_contended(b);
+        }
         hb_ext_batch_release(b); /* its strings are free at once */
         append_without_gc(b, pl->result);
     }
@@ -152,6 +172,7 @@ static VALUE pipeline_body(VALUE p)
 static VALUE pipeline_ensure(VALUE p)
 {
     pipeline *pl = (pipeline *)p;
+    hb_ext_own_locks_free(&pl->own);
     for (int k = 0; k < pl->npieces; k++)
         hb_ext_batch_release(pl->pieces[k]);
     return Qnil;
@@ -165,6 +186,7 @@ static VALUE hash_pipelined(engine_ref *r, VALUE ary, int hex)
     pl.ary = ary;
     pl.result = rb_ary_new_capa(n);
     pl.npieces = 0;
+    pl.own = (own_locks){pl.pieces, 0, NULL, 0, 0};
     for (int k = 0; k < PIECES; k++) {
         long first = n * k / PIECES, end = n * (k + 1) / PIECES;
         pl.objs[k] = hb_ext_batch_new(0, r, (size_t)(end - first), hex, &pl.pieces[k]);
