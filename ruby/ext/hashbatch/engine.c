@@ -85,8 +85,8 @@ static int priority_value(VALUE v)
         return 1;
     if (strcmp(p, "normal") == 0)
         return 0;
-    rb_raise(rb_eArgError, "Hashbatch::Engine.new: unknown priority \"%s\" (expected normal or idle)",
-             p);
+    rb_raise(rb_eArgError,
+             "Hashbatch::Engine.new: unknown priority \"%s\" (expected normal or idle)", p);
 }
 
 /* initialize(backend: nil, device: nil, verify: nil, cpu_threads: nil,

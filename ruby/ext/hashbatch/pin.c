@@ -18,19 +18,20 @@
  * (hb_str_share_own, batch.c), and one a reader shares is joined.
  * A string locked by someone else (a C extension, another call's batch)
  * is not ours to share or unlock: the reader takes a private frozen copy
- * of its bytes instead. Whether a string is locked is
- * read from its flag (STR_TMPLOCK, FL_USER7 since Ruby 1.9; a check at
- * load time confirms it, else rb_str_locktmp is tried under rb_protect).
+ * of its bytes instead. Whether a string is locked is read from its flag
+ * (STR_TMPLOCK, FL_USER7 since Ruby 1.9; a check at load time confirms
+ * it, else rb_str_locktmp is tried under rb_protect).
  * The table is touched only by threads holding their Ractor's GVL; as
  * Ractors each have their own GVL, a spin lock guards it as well (held
  * for a few instructions; uncontended without Ractors). A pthread mutex
  * and Ruby's st_table beside it cost 10% of the #11625 program at
  * THREADS=2 (perf: pthread_mutex_lock 6%, rb_st_lookup 4%), their cache
- * lines passed between the cores with the GVL on every call. Its keys are strings kept alive and pinned by
- * their holders, so they neither die nor move while counted.
+ * lines passed between the cores with the GVL on every call. Its keys are
+ * strings kept alive and pinned by their holders, so they neither die nor
+ * move while counted.
  * A forked child has none of its parent's other threads: the readers that
  * were inside them never leave, so Hashbatch's Process._fork hook
- * (lib/hashbatch.rb) calls hb_str_forget_readers in the child, which
+ * (lib/hashbatch.rb) calls Hashbatch.__forget_readers in the child, which
  * unlocks what they held.
  * (That strings must not move or die is their holder's business: batches
  * mark them with rb_gc_mark, which pins them, see engine.c; one-shot

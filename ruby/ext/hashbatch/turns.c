@@ -383,7 +383,7 @@ void hb_turn_hashed(uint64_t id)
     }
     atomic_fetch_add_explicit(&blocks_total, 1, memory_order_relaxed);
     this_thread()->blocked_ns = now_ns(); /* hb_turn_take sees what it cost */
-    atomic_store(&hot.in_ruby, id);           /* the other is doing something else, or cores are busy */
+    atomic_store(&hot.in_ruby, id);       /* the other is doing something else, or cores are busy */
 }
 
 long hb_turns(void)
