@@ -64,18 +64,18 @@ static void close_default_at_exit(VALUE unused)
         hb_ext_engine_ref_unref(r);
 }
 
-/* The argument is checked before the default engine opens (a TypeError
- * opens nothing), and the check is cheap enough to make twice. */
+/* The argument is checked before the default engine opens: a TypeError
+ * opens nothing. */
 static VALUE m_sha1_many(VALUE mod, VALUE strings)
 {
-    hb_ext_strings_array(strings);
-    return hb_ext_hash_sync(default_engine(), strings, 0);
+    VALUE ary = hb_ext_strings_array(strings);
+    return hb_ext_hash_sync(default_engine(), ary, 0);
 }
 
 static VALUE m_hexdigest_many(VALUE mod, VALUE strings)
 {
-    hb_ext_strings_array(strings);
-    return hb_ext_hash_sync(default_engine(), strings, 1);
+    VALUE ary = hb_ext_strings_array(strings);
+    return hb_ext_hash_sync(default_engine(), ary, 1);
 }
 
 #ifdef HAVE_HB_SUBMIT_FILES

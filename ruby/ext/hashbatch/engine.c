@@ -132,12 +132,14 @@ static VALUE engine_initialize(int argc, VALUE *argv, VALUE self)
 
 static VALUE engine_sha1_many(VALUE self, VALUE strings)
 {
-    return hb_ext_hash_sync(engine_get(self), strings, 0);
+    engine_ref *r = engine_get(self);
+    return hb_ext_hash_sync(r, hb_ext_strings_array(strings), 0);
 }
 
 static VALUE engine_hexdigest_many(VALUE self, VALUE strings)
 {
-    return hb_ext_hash_sync(engine_get(self), strings, 1);
+    engine_ref *r = engine_get(self);
+    return hb_ext_hash_sync(r, hb_ext_strings_array(strings), 1);
 }
 
 /* submit(strings, hex: false): a Hashbatch::Job, at once. */

@@ -146,8 +146,9 @@ int hb_ext_batch_poll(batch *b);
  * change while a batch is filled: itself when every element is a String,
  * else a copy; a TypeError if it is not an Array. */
 VALUE hb_ext_strings_array(VALUE strings);
-/* hb_ext_hash_sync: digests of strings on r, waiting without the GVL. */
-VALUE hb_ext_hash_sync(engine_ref *r, VALUE strings, int hex);
+/* hb_ext_hash_sync: digests of ary (from hb_ext_strings_array) on r,
+ * waiting without the GVL. */
+VALUE hb_ext_hash_sync(engine_ref *r, VALUE ary, int hex);
 
 /* ---- job.c ----------------------------------------------------------- */
 

@@ -199,9 +199,8 @@ static VALUE hash_pipelined(engine_ref *r, VALUE ary, int hex)
     return pl.result;
 }
 
-VALUE hb_ext_hash_sync(engine_ref *r, VALUE strings, int hex)
+VALUE hb_ext_hash_sync(engine_ref *r, VALUE ary, int hex)
 {
-    VALUE ary = hb_ext_strings_array(strings);
     hb_ext_engine_ref_check(r);
     if (RARRAY_LEN(ary) >= PIPELINE_MIN_STRINGS)
         return hash_pipelined(r, ary, hex);
