@@ -91,6 +91,37 @@ class TestGVL < Minitest::Test
     assert_equal 0, released(:wait) { job.value }, "a finished job waits no more"
   end
 
+  # Issue 29: a batch leaves the GVL to other threads for its whole wait,
+  # whatever the backend. The probe proves the GVL free once the wait has
+  # begun (another Ruby thread ran then), and the count proves the wait
+  # did not take it back before the batch was done: one call without the
+  # GVL for the whole wait (a wait that came back between its 10 ms
+  # slices would count one per slice; 1 GiB of SHA-1 is 100 ms or more
+  # on any CPU, even spread over 16 lanes and every core). How much CPU the other thread then gets is the kernel's
+  # business, measured in bench/ruby/ticker_share.rb, not asserted here.
+  def assert_whole_wait_without_gvl(name, hash_many)
+    msgs = [PIECE] * 256 # one job (under 32,768 strings: not split)
+    expected = [oracle_hex(PIECE)] * 256
+    got = nil
+    calls = released(:wait) do
+      assert_equal :seen, gvl_probe(:batch_wait) { got = hash_many.call(msgs) }, name
+    end
+    assert_equal expected, got, name
+    assert_equal 1, calls, "#{name}: the wait took the GVL back before the batch was done"
+  end
+
+  def test_a_batch_leaves_the_gvl_for_its_whole_wait_on_every_backend
+    Hashbatch.hexdigest_many(["open the default engine first"])
+    assert_whole_wait_without_gvl("default engine", ->(m) { Hashbatch.hexdigest_many(m) })
+    { "cpu" => { backend: "cpu" }, "cpu, idle priority" => { backend: "cpu", priority: :idle },
+      "opencl" => { backend: "opencl" } }.each do |name, options|
+      engine = Hashbatch::Engine.new(**options)
+      assert_whole_wait_without_gvl(name, ->(m) { engine.hexdigest_many(m) })
+    ensure
+      engine&.close
+    end
+  end
+
   # The probe tells a held GVL from a released one: passed holding the GVL,
   # its releaser cannot run, so it misses (after its short timeout here);
   # a small input is hashed holding the GVL and never reaches the probe.
