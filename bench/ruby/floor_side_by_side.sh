@@ -12,21 +12,15 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
-lib=$(dirname "$(find "$build/host" -maxdepth 1 -name 'libhashbatch.*' | head -n1)")
-out=$build/ruby-bench-11625
-mkdir -p "$out/ext" "$out/lib/hashbatch"
-(cd "$out/ext" && ruby "$root/ruby/ext/hashbatch/extconf.rb" \
-    --with-hashbatch-include="$root/host/include" --with-hashbatch-lib="$lib" >/dev/null &&
-    make -s >/dev/null)
-cp "$out/ext/hashbatch_ext.so" "$out/lib/hashbatch/"
+ext_lib=$(bash "$root/bench/ruby/build_ext.sh" "$build" ruby-bench-11625)
 cc -O2 -Wno-deprecated-declarations -o "$build/ceiling" "$root/bench/ruby/ceiling.c" -lcrypto -lpthread
 echo "# $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs; ROUNDS=${ROUNDS:-3}"
 echo "| round | floor s | Hashbatch::SHA1 T=2 s | above the floor |"
 echo "| ---: | ---: | ---: | ---: |"
 for round in $(seq "${ROUNDS:-3}"); do
-    floor=$(REPS=3 CEILING_BIN="$build/ceiling" ruby -I"$root/ruby/lib" -I"$out/lib" \
+    floor=$(REPS=3 CEILING_BIN="$build/ceiling" ruby -I"$root/ruby/lib" -I"$ext_lib" \
         "$root/bench/ruby/ceiling.rb" | sed -n 's/^| floor for THREADS=2[^|]*| *\([0-9.]*\) *|$/\1/p')
-    run=$(ONLY='Hashbatch::SHA1 THREADS=2' REPS=5 ruby -I"$root/ruby/lib" -I"$out/lib" \
+    run=$(ONLY='Hashbatch::SHA1 THREADS=2' REPS=5 ruby -I"$root/ruby/lib" -I"$ext_lib" \
         "$root/bench/ruby/threads_11625.rb" | awk -F'|' '/Hashbatch::SHA1 THREADS=2/ { gsub(/ /, "", $3); print $3 }')
     [ -n "$floor" ] && [ -n "$run" ] || { echo "round $round: no figure read (floor '$floor', run '$run')" >&2; exit 1; }
     awk -v r="$round" -v f="$floor" -v t="$run" 'BEGIN { printf("| %d | %.3f | %.3f | %.1f%% |\n", r, f, t, (t / f - 1) * 100) }'

@@ -9,12 +9,6 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
-lib=$(dirname "$(find "$build/host" -maxdepth 1 -name 'libhashbatch.*' | head -n1)")
-out=$build/ruby-bench-literal
-rm -rf "$out"
-mkdir -p "$out/ext" "$out/lib/hashbatch"
-(cd "$out/ext" && ruby "$root/ruby/ext/hashbatch/extconf.rb" \
-    --with-hashbatch-include="$root/host/include" --with-hashbatch-lib="$lib" >/dev/null &&
-    make -s >/dev/null)
-cp "$out/ext/hashbatch_ext.so" "$out/lib/hashbatch/"
-exec ruby "$root/bench/ruby/literal_11625.rb" "$root/ruby/lib" "$out/lib"
+rm -rf "$build/ruby-bench-literal"
+ext_lib=$(bash "$root/bench/ruby/build_ext.sh" "$build" ruby-bench-literal)
+exec ruby "$root/bench/ruby/literal_11625.rb" "$root/ruby/lib" "$ext_lib"

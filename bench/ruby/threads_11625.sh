@@ -10,11 +10,5 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
-lib=$(dirname "$(find "$build/host" -maxdepth 1 -name 'libhashbatch.*' | head -n1)")
-out=$build/ruby-bench-11625
-mkdir -p "$out/ext" "$out/lib/hashbatch"
-(cd "$out/ext" && ruby "$root/ruby/ext/hashbatch/extconf.rb" \
-    --with-hashbatch-include="$root/host/include" --with-hashbatch-lib="$lib" >/dev/null &&
-    make -s >/dev/null)
-cp "$out/ext/hashbatch_ext.so" "$out/lib/hashbatch/"
-exec ruby -I"$root/ruby/lib" -I"$out/lib" "$root/bench/ruby/threads_11625.rb"
+ext_lib=$(bash "$root/bench/ruby/build_ext.sh" "$build" ruby-bench-11625)
+exec ruby -I"$root/ruby/lib" -I"$ext_lib" "$root/bench/ruby/threads_11625.rb"
