@@ -16,7 +16,7 @@
 
 set(HB_GPU_SHAPE_UNIT_SUITES test_errors test_devices test_lengths test_cavp test_collisions
     test_faults test_sampler test_random test_uniform test_files test_sched test_program_cache
-    test_open_cost)
+    test_open_cost test_calibrate)
 set(HB_GPU_SHAPE_SERVICE_SUITES test_jobs test_cancel_close test_threads test_fault_matrix
     test_stats)
 # no device used (test_huge, test_mb*, the model cache's and the cost

@@ -383,12 +383,31 @@ static void fit_local_size(hb_opencl *cl)
         cl->local_size = most;
 }
 
+/* warm_up: a launch of each kernel the device will run, on one work-group
+ * and on several (pocl builds a kernel again for each such shape, seconds
+ * on a fresh kernel cache), so neither the calibration nor the first
+ * batch is charged for a build: one empty message, many empty ones (a
+ * uniform launch), and many of two lengths (a planned one). */
 static hb_status warm_up(hb_opencl *cl, hb_error_slot *err)
 {
-    hb_digest digest;
-    hb_msg empty = {"", 0};
+    enum { WARM_MAX = 2 * HB_LANES * GPU_LOCAL_SIZE + 1 };
+    static const char byte[1] = {'w'};
+    hb_msg msgs[WARM_MAX];
+    hb_digest digests[WARM_MAX];
+    size_t several = 2 * HB_LANES * cl->local_size + 1;
+    if (several > WARM_MAX)
+        several = WARM_MAX;
     uint64_t launches = 0;
-    return hb_opencl_hash(cl, &empty, 1, &digest, NULL, &launches, err);
+    for (size_t i = 0; i < several; i++)
+        msgs[i] = (hb_msg){byte, 0};
+    hb_status st = hb_opencl_hash(cl, msgs, 1, digests, NULL, &launches, err);
+    if (st == HB_OK)
+        st = hb_opencl_hash(cl, msgs, several, digests, NULL, &launches, err);
+    for (size_t i = 1; i < several; i += 2)
+        msgs[i].len = 1;
+    if (st == HB_OK)
+        st = hb_opencl_hash(cl, msgs, several, digests, NULL, &launches, err);
+    return st;
 }
 
 hb_status hb_opencl_open(hb_opencl **out, const hb_cl_device *device, size_t staging_bytes,

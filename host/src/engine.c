@@ -226,6 +226,26 @@ static void register_backend(hb_engine *e, size_t i, const hb_model_seed *seed)
     }
 }
 
+/* note_partial_calibration: says in the engine's description which
+ * backend could not be measured in full within its calibration budget
+ * (its model is then conservative, and refined by the batches it runs). */
+static void note_partial_calibration(hb_engine *e, size_t i, const hb_model_seed *seed)
+{
+    if (!seed->calibrated || seed->measured.complete)
+        return;
+    size_t used = strlen(e->calibration_note), room = sizeof e->calibration_note;
+    char name[32] = "cpu pool";
+    if (i < e->ndevices)
+        snprintf(name, sizeof name, "opencl %u:%u", seed->device->platform_index,
+                 seed->device->device_index);
+    if (used < room)
+        snprintf(e->calibration_note + used, room - used,
+                 "%s(%s: %u of %u calibration workloads fitted in full in its %.0f ms "
+                 "budget: a conservative model, refined as it runs)",
+                 used ? " " : "", name, seed->measured.full, HB_CALIBRATION_WORKLOADS,
+                 (double)HB_CALIBRATION_BUDGET_NS * 1e-6);
+}
+
 /* Each backend's counters and its place in the scheduler, with its first
  * model (cache or calibration: models.c). Devices first, then the pool. */
 static hb_status add_backends(hb_engine *e)
@@ -241,8 +261,10 @@ static hb_status add_backends(hb_engine *e)
     }
     hb_status st = hb_models_seed(seeds, n, e->settings.calibrate, &e->calibration_ns,
                                   &e->models_from_cache, &e->error);
-    for (size_t i = 0; st == HB_OK && i < n; i++)
+    for (size_t i = 0; st == HB_OK && i < n; i++) {
         register_backend(e, i, &seeds[i]);
+        note_partial_calibration(e, i, &seeds[i]);
+    }
     return st;
 }
 
@@ -306,6 +328,10 @@ static hb_status open_engine(hb_engine *e, const hb_config *cfg)
     if (st == HB_OK) {
         e->backend = ndevices > 0 ? HB_BACKEND_OPENCL : HB_BACKEND_CPU;
         st = start_workers(e, devices, ndevices);
+        if (e->calibration_note[0] != '\0') {
+            size_t used = strlen(why);
+            snprintf(why + used, sizeof why - used, "%s%s", used ? " " : "", e->calibration_note);
+        }
         describe(e, why);
     }
     if (st != HB_OK)

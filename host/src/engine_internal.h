@@ -60,6 +60,7 @@ struct hb_engine {
     char model_keys[HB_STATS_MAX_DEVICES][512]; /* each backend's model cache key */
     uint64_t calibration_ns;
     int models_from_cache;
+    char calibration_note[256]; /* backends whose calibration ran out of budget */
 
     atomic_uint_fast64_t jobs_completed; /* bumped by the jobs themselves */
     atomic_uint_fast64_t jobs_cancelled; /* likewise: cancelled or closed */

@@ -1,7 +1,8 @@
 /*
  * fault.c - deliberate misbehaviour for tests.
  *
- * Owns: hb_testing_set_build_fault and the per-engine fault counters.
+ * Owns: hb_testing_set_build_fault, hb_testing_set_calibration_slowdown
+ * and the per-engine fault counters.
  * Compiled into every build, active only with HB_FAULT_INJECTION, so the
  * installed library refuses to misbehave.
  * Must not: print, or act on anything but the plan a test set.
@@ -20,6 +21,7 @@
 #endif
 
 static atomic_int build_fault_requested;
+static _Atomic uint64_t calibration_slowdown; /* 0 or 1: none */
 
 void hb_fault_init(hb_fault_state *f)
 {
@@ -154,5 +156,19 @@ hb_status hb_testing_set_build_fault(int on)
     if (!FAULTS_COMPILED_IN)
         return HB_ERR_INVALID_ARGUMENT;
     atomic_store(&build_fault_requested, on != 0);
+    return HB_OK;
+}
+
+uint64_t hb_fault_calibration_slowdown(void)
+{
+    uint64_t f = FAULTS_COMPILED_IN ? atomic_load(&calibration_slowdown) : 1;
+    return f > 1 ? f : 1;
+}
+
+hb_status hb_testing_set_calibration_slowdown(uint64_t factor)
+{
+    if (!FAULTS_COMPILED_IN)
+        return HB_ERR_INVALID_ARGUMENT;
+    atomic_store(&calibration_slowdown, factor);
     return HB_OK;
 }

@@ -57,6 +57,10 @@ void hb_fault_wait_hold(hb_fault_state *f, uint64_t max_ns);
 /* hb_fault_build_requested: 1 when kernel builds are to fail. */
 int hb_fault_build_requested(void);
 
+/* hb_fault_calibration_slowdown: the factor calibrations are to see
+ * backends slowed by (hb_testing_set_calibration_slowdown); 1 when none. */
+uint64_t hb_fault_calibration_slowdown(void);
+
 /* hb_fault_corrupt: flips a bit of word 0 of the first lane (ONE) or of
  * every lane (ALL) in a launch's state buffer of ngroups groups (the
  * kernel's layout: word k of lane i of group g at (g * 5 + k) * 16 + i). */

@@ -70,6 +70,14 @@ hb_status hb_testing_set_fault(hb_engine *e, const hb_fault_plan *plan);
  * the last error); 0 restores. Returns as hb_testing_set_fault. */
 hb_status hb_testing_set_build_fault(int on);
 
+/* hb_testing_set_calibration_slowdown: factor > 1 makes every later
+ * calibration in this process (hb_engine_open without cached models)
+ * see each backend factor times slower: its clock runs factor times
+ * faster than CLOCK_MONOTONIC, so a fast device stands for a slow one
+ * (10,000: pocl as slow as a GPU simulator) against the same budget. 0 or
+ * 1 restores. Returns as hb_testing_set_fault. */
+hb_status hb_testing_set_calibration_slowdown(uint64_t factor);
+
 /* hb_testing_shut_down: everything hb_engine_close(e) does except freeing
  * e's memory: afterwards every call on e answers HB_ERR_CLOSED (or, for the
  * questions, what a closed engine answers) until hb_engine_close(e) frees

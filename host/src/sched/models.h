@@ -17,6 +17,7 @@
 #include "devices.h"
 #include "error.h"
 #include "hashbatch.h"
+#include "sched/calibrate.h"
 
 #define HB_MODEL_KEY_BYTES 512
 
@@ -27,11 +28,13 @@ typedef struct {
     const hb_device_info *device; /* NULL: not an OpenCL device */
     char key[HB_MODEL_KEY_BYTES];
     hb_cost_terms terms[HB_COST_CLASSES];
+    int calibrated;                 /* 1: measured at this open, not cached */
+    hb_calibration_report measured; /* then, what fitted in its budget */
 } hb_model_seed;
 
 /* hb_models_seed: fills each seed's key and terms: from the cache file
  * when it has fresh terms for the key (unless force), else by calibrating
- * the backend, then stored. *calibration_ns is the time spent measuring
+ * the backend within its budget (calibrate.h), then stored. *calibration_ns is the time spent measuring
  * (0 when everything came from the cache: *from_cache 1). Fails only when
  * a device fails its calibration launches (HB_ERR_DEVICE, err says why)
  * or memory runs out. */
