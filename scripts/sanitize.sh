@@ -12,7 +12,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 kinds=${1:-address,undefined}
 shift || true
 ctest_args=("$@")
-((${#ctest_args[@]})) || ctest_args=(-LE "huge|install")
+((${#ctest_args[@]})) || ctest_args=(-LE "huge|install|oclgrind")
 build="$root/build-san-${kinds//,/-}"
 HB_SETUP_SANITIZERS=1 bash "$root/scripts/setup.sh"
 bash "$root/scripts/build.sh" "$build" -DHB_SANITIZE="$kinds"

@@ -11,13 +11,14 @@ packages=(
   ruby ruby-dev ruby-minitest rake ruby-bundler ruby-async
   jdupes gnuplot-nox
   libsqlite3-dev sqlite3 xfsprogs
-  clang-14 llvm-14 libclc-14
+  clang-14 llvm-14 libclc-14 oclgrind
 )
 # util-linux: setpriv (the permission cases run as nobody when CI is root),
 # mount and unshare (read-only and tmpfs mounts); gnuplot-nox: bench --plot
 # (cli_bench_plot); xfsprogs: reflink-capable loop images; clang-14,
 # llvm-14, libclc-14: the kernels compiled for NVIDIA GPUs
-# (tests/check_nvptx.sh, which also needs CUDA's ptxas, not in Debian).
+# (tests/check_nvptx.sh, which also needs CUDA's ptxas, not in Debian);
+# oclgrind: the GPU shape on a simulated GPU (tests/check_oclgrind.sh).
 # Peers the benchmarks compare against; tests need only jdupes.
 if [[ "${HB_SETUP_BENCH:-0}" == 1 ]]; then
   packages+=(rdfind rmlint fdupes hashdeep hashcat hyperfine ruby-benchmark-ips)
