@@ -15,9 +15,9 @@
  * full. (b) The engine under hb_testing_set_calibration_slowdown(10^4),
  * on the OpenCL device (pocl will do) and the pool: it opens, its
  * description says which backend's model is conservative and why, it
- * hashes a mixed batch right against OpenSSL, and the cut-short models
- * are not kept in the model cache (the next open calibrates again; the
- * one after reads the complete ones it stored).
+ * hashes a mixed batch right against OpenSSL, and what the test clock
+ * measured is not kept in the model cache (the next open calibrates
+ * again; the one after reads what that one stored).
  * Must not: assert how long anything took on the machine's own clock (the
  * budget is tested on the test clock, which the tests set).
  */
@@ -195,16 +195,17 @@ START_TEST(test_engine_opens_on_a_slow_device)
     hash_mixed(e, 1);
     hb_engine_close(e);
 
-    /* nothing cut short was kept: the next open measures again, in full */
+    /* what the test clock measured was not kept: the next open measures
+     * again (in full or not: on a busy machine, or pocl in the GPU shape,
+     * the real budget may cut it short too) */
     e = open_opencl(&st);
+    printf("next open: %s\n", hb_engine_describe(e));
     ck_assert_int_eq(st.models_from_cache, 0);
     ck_assert_msg(st.calibration_ns > 0, "the next open did not calibrate");
-    ck_assert_msg(strstr(hb_engine_describe(e), "conservative") == NULL,
-                  "a full-speed open was described as conservative: %s", hb_engine_describe(e));
     hash_mixed(e, 2);
     hb_engine_close(e);
 
-    /* and what it measured in full was kept */
+    /* and what it measured was kept */
     e = open_opencl(&st);
     ck_assert_int_eq(st.models_from_cache, 1);
     ck_assert_uint_eq(st.calibration_ns, 0);

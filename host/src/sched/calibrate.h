@@ -18,8 +18,7 @@
  * is measured on what fits, and a class it could not measure costs, per
  * message and per byte, the dearest class it did (calibrate.c). Only the
  * first launch, one 64-byte message, and a launch that outruns its
- * prediction can end past the budget. models.c keeps no calibration that
- * was cut short.
+ * prediction can end past the budget.
  * A device is timed end to end (hb_opencl_hash: packing, copies where the
  * device has its own memory, the kernel, the read-back), the CPU pool on
  * one thread (its model is per thread).

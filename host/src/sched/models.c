@@ -66,9 +66,11 @@ hb_status hb_models_seed(hb_model_seed *seeds, size_t n, int force, uint64_t *ca
         seeds[i].calibrated = 1;
         st = hb_calibrate(&data, seeds[i].ops, seeds[i].self, &clock, seeds[i].terms,
                           &seeds[i].measured, err);
-        /* A calibration cut short by its budget is not kept: the device
-         * may only have been busy, and the next open measures it again. */
-        if (st == HB_OK && cache && seeds[i].measured.complete)
+        /* Kept even when cut short by its budget (a slow device, a busy
+         * machine): the next open starts from it, and what the batches
+         * teach replaces it when the engine closes. Not what a test clock
+         * measured. */
+        if (st == HB_OK && cache && slowed.factor <= 1)
             hb_model_cache_store(path, seeds[i].key, seeds[i].terms);
     }
     hb_calibration_data_free(&data);
