@@ -21,9 +21,21 @@
 # [min-max], the best pinned route, and default / best pinned as a ratio
 # of speeds (at least 1.00: the default is as fast as the best pin).
 #
-# Usage: bench/route.sh [--quick] [OUT_DIR]
+# Then a second row set, on disjoint cores (issue 30): with
+# HASHBATCH_DEVICE_CORES=LAST (the process's last core) the OpenCL runtime's
+# threads (pocl's CPU device) run on that core and the CPU pool on the
+# others, so the scheduler knows they do not share cores; pinned pool
+# (--backend cpu: on its cores), pinned pocl (--backend opencl: on its
+# core) and the default (both) alternate on 65,536 x 4 KiB, 4,096 x 64 KiB
+# and 1,000,000 x 64 B in memory and on `sum -r` over the tree, in
+# OUT_DIR/disjoint with a table of its own. POCL_CPU_MAX_CU_NUM is set to
+# the device's core count for it (pocl otherwise starts a thread per core
+# of the machine, all on its one core).
+#
+# Usage: bench/route.sh [--quick] [--disjoint-only] [OUT_DIR]
 #   --quick   one round, runs of 0.05 s, a 300 MB tree of 3,000 files: a
 #             smoke test of the whole script (a minute or so), not figures
+#   --disjoint-only  the disjoint-core row set alone
 #   OUT_DIR   where the raw results go (default: a new
 #             /tmp/hashbatch-route.XXXXXX); it must not exist or be empty
 # Environment: HB (the hashbatch binary; default build/host/cli/hashbatch),
@@ -41,11 +53,15 @@
 # quiet machine.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-quick=0
-if [[ ${1:-} == --quick ]]; then
-    quick=1
+quick=0 disjoint_only=0
+while [[ ${1:-} == --* ]]; do
+    case $1 in
+    --quick) quick=1 ;;
+    --disjoint-only) disjoint_only=1 ;;
+    *) echo "route.sh: unknown option $1" >&2; exit 2 ;;
+    esac
     shift
-fi
+done
 hb=${HB:-$here/../build/host/cli/hashbatch}
 [[ -x $hb ]] || { echo "route.sh: no hashbatch binary at $hb (set HB)" >&2; exit 2; }
 hb=$(cd "$(dirname "$hb")" && pwd)/$(basename "$hb")
@@ -84,56 +100,107 @@ routes=(default cpu)
 for d in $devices; do routes+=("opencl $d"); done
 
 [[ -d $tree ]] || "$here/trees.sh" "$tree" "${tree_args[@]}" >&2
-{
-    echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-    echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
-    echo "cores: $(nproc)"
-    echo "load_before: $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "hashbatch: $("$hb" --version)"
-    echo "commit: $(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown)"
-    echo "devices: ${devices//$'\n'/ }"
-    echo "rounds: $rounds"
-    echo "min_time: $min_time"
-    echo "quick: $quick"
-    echo "tree: $tree, $(find "$tree" -type f | wc -l) files, $(du -sb --apparent-size "$tree" | cut -f1) bytes"
-    echo "jdupes: $(command -v jdupes >/dev/null && jdupes -v 2>&1 | head -1 || echo none)"
-} >"$out/machine.txt"
+# machine_txt FILE: what the table says of the machine and the run.
+machine_txt() {
+    {
+        echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+        echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+        echo "cores: $(nproc)"
+        echo "load_before: $(cut -d' ' -f1-3 /proc/loadavg)"
+        echo "hashbatch: $("$hb" --version)"
+        echo "commit: $(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown)"
+        echo "devices: ${devices//$'\n'/ }"
+        echo "rounds: $rounds"
+        echo "min_time: $min_time"
+        echo "quick: $quick"
+        echo "tree: $tree, $(find "$tree" -type f | wc -l) files, $(du -sb --apparent-size "$tree" | cut -f1) bytes"
+        echo "jdupes: $(command -v jdupes >/dev/null && jdupes -v 2>&1 | head -1 || echo none)"
+    } >"$1"
+}
 
-"$hb" devices --calibrate --json >"$out/calibration.json"
-find "$tree" -type f -exec cat {} + >/dev/null 2>&1 || true # warm the page cache
-"$hb" sum -r --quiet -v "$tree" 2>"$out/sum-v.txt" >/dev/null || true
-
-# timed NAME ROUND WORKLOAD COMMAND...: one timed run into files.tsv.
+# timed NAME ROUND WORKLOAD COMMAND...: one timed run into $set/files.tsv.
 timed() {
     local route=$1 round=$2 workload=$3 t0 t1 rc=0
     shift 3
     t0=$EPOCHREALTIME
-    "$@" >/dev/null 2>>"$out/stderr.txt" || rc=$? # dedup warns of the collision pairs
+    "$@" >/dev/null 2>>"$set/stderr.txt" || rc=$? # dedup warns of the collision pairs
     t1=$EPOCHREALTIME
     printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$workload" "$route" \
-        "$(echo "$t1 - $t0" | bc)" "$rc" >>"$out/files.tsv"
+        "$(echo "$t1 - $t0" | bc)" "$rc" >>"$set/files.tsv"
+}
+
+# main_set: the default route against every pinned one, in $out.
+main_set() {
+    set=$out
+    machine_txt "$out/machine.txt"
+    "$hb" devices --calibrate --json >"$out/calibration.json"
+    find "$tree" -type f -exec cat {} + >/dev/null 2>&1 || true # warm the page cache
+    "$hb" sum -r --quiet -v "$tree" 2>"$out/sum-v.txt" >/dev/null || true
+
+    printf 'round\tworkload\troute\tseconds\trc\n' >"$out/files.tsv"
+    for ((r = 1; r <= rounds; r++)); do
+        echo "route.sh: round $r of $rounds" >&2
+        "$hb" bench --json --backend "$backends" --cpu-impl default \
+            --sizes 64,4K,1M,16M --batches 1,1024 --runs 1 --min-time "$min_time" \
+            >"$out/bench-$r.json"
+        for route in "${routes[@]}"; do
+            # shellcheck disable=SC2046 # route_args is split on purpose
+            timed "$route" "$r" sum "$hb" sum -r --quiet $(route_args "$route") "$tree"
+        done
+        for route in "${routes[@]}"; do
+            # shellcheck disable=SC2046
+            timed "$route" "$r" dedup "$hb" dedup -q $(route_args "$route") "$tree"
+        done
+        if command -v jdupes >/dev/null; then
+            timed jdupes "$r" dedup jdupes -q -r "$tree"
+        fi
+    done
+    echo "load_after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
+    python3 "$here/route_table.py" "$out" | tee "$out/table.md"
+}
+
+# disjoint_set: the default, the pinned pool and the pinned CPU device on
+# disjoint cores, in $out/disjoint.
+disjoint_set() {
+    set=$out/disjoint
+    mkdir -p "$set"
+    local cores last
+    cores=$(taskset -pc $$ | sed 's/.*: //')
+    last=$(python3 -c '
+import sys
+cores = []
+for part in sys.argv[1].split(","):
+    a, _, b = part.partition("-")
+    cores += range(int(a), int(b or a) + 1)
+print(cores[-1] if len(cores) > 1 else "")' "$cores")
+    if [[ -z $last ]]; then
+        echo "route.sh: one core only: no disjoint-core row set" >&2
+        return 0
+    fi
+    export HASHBATCH_DEVICE_CORES=$last POCL_CPU_MAX_CU_NUM=1
+    machine_txt "$set/machine.txt"
+    echo "set: disjoint cores: HASHBATCH_DEVICE_CORES=$last POCL_CPU_MAX_CU_NUM=1 (the pool on the other cores of $cores)" >>"$set/machine.txt"
+    "$hb" sum -r --quiet -v "$tree" 2>"$set/sum-v.txt" >/dev/null || true
+    local droutes=(default cpu) d
+    for d in $devices; do droutes+=("opencl $d"); done
+    printf 'round\tworkload\troute\tseconds\trc\n' >"$set/files.tsv"
+    for ((r = 1; r <= rounds; r++)); do
+        echo "route.sh: disjoint cores, round $r of $rounds" >&2
+        "$hb" bench --json --backend "$backends" --cpu-impl default \
+            --sizes 64,4K,64K --batches none --runs 1 --min-time "$min_time" \
+            >"$set/bench-$r.json"
+        for route in "${droutes[@]}"; do
+            # shellcheck disable=SC2046
+            timed "$route" "$r" sum "$hb" sum -r --quiet $(route_args "$route") "$tree"
+        done
+    done
+    echo "load_after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$set/machine.txt"
+    python3 "$here/route_table.py" "$set" | tee "$set/table.md"
+    unset HASHBATCH_DEVICE_CORES POCL_CPU_MAX_CU_NUM
 }
 
 backends=default,cpu
 [[ -n $devices ]] && backends+=,opencl
-printf 'round\tworkload\troute\tseconds\trc\n' >"$out/files.tsv"
-for ((r = 1; r <= rounds; r++)); do
-    echo "route.sh: round $r of $rounds" >&2
-    "$hb" bench --json --backend "$backends" --cpu-impl default \
-        --sizes 64,4K,1M,16M --batches 1,1024 --runs 1 --min-time "$min_time" \
-        >"$out/bench-$r.json"
-    for route in "${routes[@]}"; do
-        # shellcheck disable=SC2046 # route_args is split on purpose
-        timed "$route" "$r" sum "$hb" sum -r --quiet $(route_args "$route") "$tree"
-    done
-    for route in "${routes[@]}"; do
-        # shellcheck disable=SC2046
-        timed "$route" "$r" dedup "$hb" dedup -q $(route_args "$route") "$tree"
-    done
-    if command -v jdupes >/dev/null; then
-        timed jdupes "$r" dedup jdupes -q -r "$tree"
-    fi
-done
-echo "load_after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
+((disjoint_only)) || main_set
+disjoint_set
 echo "route.sh: raw results in $out" >&2
-python3 "$here/route_table.py" "$out" | tee "$out/table.md"

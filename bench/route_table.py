@@ -23,6 +23,7 @@ MIB = 1 << 20
 # (label, sweep, message size, batch or None for the size sweep's, unit)
 MEMORY = [
     ("65,536 x 4 KiB", "sizes", 4096, None, "GB/s"),
+    ("4,096 x 64 KiB", "sizes", 65536, None, "GB/s"),
     ("1,000,000 x 64 B", "sizes", 64, None, "M msg/s"),
     ("1,024 x 64 B", "batches", 64, 1024, "M msg/s"),
     ("256 x 1 MiB", "sizes", MIB, None, "GB/s"),
@@ -149,7 +150,10 @@ def main():
     pinned = [r for r in routes if r != "default"]
     jdupes = files.get("dedup", {}).get("jdupes", [])
 
-    print("# Route benchmark: the default route against each pinned one\n")
+    if info.get("set"):
+        print("# Route benchmark, %s\n" % info["set"])
+    else:
+        print("# Route benchmark: the default route against each pinned one\n")
     print("CPU: %s, %s cores; %s; %s, commit %s." % (
         info.get("cpu", "?"), info.get("cores", "?"), info.get("date", "?"),
         info.get("hashbatch", "?"), info.get("commit", "?")))
@@ -178,8 +182,12 @@ def main():
         shown = label
         if batch is None and label in counts:  # the size sweep's own batch
             shown = "%s x %s" % ("{:,}".format(counts[label]), label.split(" x ", 1)[1])
+        if label not in memory:
+            continue  # not measured in this set
         print(row(shown, unit, memory.get(label, {}), pinned, ""))
     for key, label, unit in FILES:
+        if key not in files:
+            continue
         by_route = {k: v for k, v in files.get(key, {}).items() if k != "jdupes"}
         print(row(label, unit, by_route, pinned, cell(jdupes) if key == "dedup" else ""))
     if failed:

@@ -277,7 +277,7 @@ static void text_device(const hb_device_info *d)
 static void env_note(void)
 {
     static const char *const vars[] = {"HASHBATCH_BACKEND", "HASHBATCH_DEVICE", "HASHBATCH_VERIFY",
-                                       CPU_IMPL_ENV};
+                                       CPU_IMPL_ENV, "HASHBATCH_DEVICE_CORES"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
         if (v != NULL && v[0] != '\0')

@@ -107,6 +107,8 @@ int cli_engine_config(const cli_engine_opts *o, const char *cmd, hb_config *cfg)
         return cli_cpu_impl_invalid(cmd, from, text);
     cfg->cpu_impl = text;
 
+    cfg->device_cores = pick(NULL, "HASHBATCH_DEVICE_CORES", &from);
+
     text = pick(o->device, "HASHBATCH_DEVICE", &from);
     if (o->device != NULL && o->device[0] == '\0')
         return cli_usage_error(cmd, "empty argument for '--device'");

@@ -142,8 +142,9 @@ typedef struct {
                                   HB_ERR_DEVICE instead */
     int use_environment;       /* 1 (default): HASHBATCH_BACKEND,
                                   HASHBATCH_DEVICE, HASHBATCH_VERIFY,
-                                  HASHBATCH_CPU_IMPL and HASHBATCH_PRIORITY
-                                  override the fields */
+                                  HASHBATCH_CPU_IMPL, HASHBATCH_PRIORITY
+                                  and HASHBATCH_DEVICE_CORES override the
+                                  fields */
     uint64_t seed;             /* seed for verification sampling; 0: random */
     const char *cpu_impl;      /* how the CPU pool hashes batches: "avx512"
                                   (16 lanes), "avx2" (8), "portable" (4)
@@ -182,6 +183,18 @@ typedef struct {
      * overrides it. An OpenCL runtime's own threads (pocl's) are not ours
      * and keep their priority. */
     int idle_priority;
+    /* Cores of their own for the OpenCL runtime, as a Linux CPU list
+     * ("1", "2-3,6"): its threads (pocl's CPU device computes on them) run
+     * there and the CPU pool on the process's other cores, one thread each
+     * unless cpu_threads says otherwise, so a CPU device and the pool no
+     * longer share cores and the scheduler gives both work at once. The
+     * runtime's threads take the cores of the thread that starts it,
+     * which is this engine's open when it is the first in the process to
+     * list OpenCL devices; when another start came first, the pool is
+     * still pinned but CPU devices are scheduled as sharing its cores,
+     * and hb_engine_describe says so. Linux only. NULL or "" (default):
+     * no pinning. HASHBATCH_DEVICE_CORES overrides it. */
+    const char *device_cores;
 } hb_config;
 
 /* Which compute an engine uses, from backend and device:

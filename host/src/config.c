@@ -161,6 +161,12 @@ static hb_status apply_environment(hb_settings *s)
                                 priority);
         s->idle_priority = strcmp(priority, "idle") == 0;
     }
+    const char *cores = getenv("HASHBATCH_DEVICE_CORES");
+    if (cores != NULL && *cores != '\0') {
+        hb_status st = hb_cores_parse(cores, "HASHBATCH_DEVICE_CORES", &s->device_cores);
+        if (st != HB_OK)
+            return st;
+    }
     const char *device = getenv("HASHBATCH_DEVICE");
     if (device != NULL && *device != '\0')
         return copy_device_spec(s, device, "HASHBATCH_DEVICE");
@@ -193,6 +199,11 @@ hb_status hb_settings_resolve(const hb_config *cfg, hb_settings *out)
     out->expected_messages = cfg->expected_messages;
     out->expected_bytes = cfg->expected_bytes;
     out->idle_priority = cfg->idle_priority != 0;
+    if (cfg->device_cores != NULL && cfg->device_cores[0] != '\0') {
+        st = hb_cores_parse(cfg->device_cores, "config: device_cores", &out->device_cores);
+        if (st != HB_OK)
+            return st;
+    }
     if (cfg->device != NULL) {
         st = copy_device_spec(out, cfg->device, "config");
         if (st != HB_OK)

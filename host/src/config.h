@@ -7,6 +7,7 @@
 #ifndef HB_CONFIG_H
 #define HB_CONFIG_H
 
+#include "cores.h"
 #include "hashbatch.h"
 #include "mb/mb_impl.h"
 
@@ -30,6 +31,9 @@ typedef struct {
     int calibrate;        /* measure the cost models at open, cache or not */
     uint64_t expected_messages, expected_bytes; /* 0, 0: not known */
     int idle_priority; /* the engine's threads at the lowest priority */
+    hb_core_set device_cores; /* HASHBATCH_DEVICE_CORES (count 0: not given):
+                               * the OpenCL runtime's cores, the pool on
+                               * the rest (cores.h) */
 } hb_settings;
 
 /* hb_settings_resolve: cfg (NULL: defaults) plus environment overrides,

@@ -8,6 +8,7 @@
 #include "devices.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +83,24 @@ static size_t enumerate_platform(cl_platform_id platform, unsigned platform_inde
     return n;
 }
 
-hb_status hb_cl_enumerate(hb_cl_device **out, size_t *count)
+/* The cores the OpenCL runtime's threads were started on: those of the
+ * thread that first listed devices in this process, pinned for that call
+ * to HASHBATCH_DEVICE_CORES when it is set (process-wide, whoever lists
+ * devices first: hashbatch devices, bench, an engine). */
+static pthread_mutex_t runtime_lock = PTHREAD_MUTEX_INITIALIZER;
+static int runtime_started;
+static hb_core_set runtime_cores;
+
+int hb_cl_runtime_within(const hb_core_set *cores)
+{
+    pthread_mutex_lock(&runtime_lock);
+    int within = runtime_started && runtime_cores.count > 0 &&
+                 hb_cores_within(&runtime_cores, cores);
+    pthread_mutex_unlock(&runtime_lock);
+    return within;
+}
+
+static hb_status enumerate_all(hb_cl_device **out, size_t *count)
 {
     *out = NULL;
     *count = 0;
@@ -104,6 +122,33 @@ hb_status hb_cl_enumerate(hb_cl_device **out, size_t *count)
     *out = all;
     *count = total;
     return HB_OK;
+}
+
+/* start_runtime: the first listing, from this thread pinned to
+ * HASHBATCH_DEVICE_CORES when set (the runtime's threads start now and
+ * keep the cores they start on), its cores recorded. */
+static hb_status start_runtime(hb_cl_device **out, size_t *count)
+{
+    hb_core_set mine = hb_cores_of_self(), device;
+    int pinned = hb_cores_from_environment(&device) && hb_cores_pin_self(&device) == 0;
+    runtime_cores = hb_cores_of_self();
+    runtime_started = 1;
+    hb_status st = enumerate_all(out, count);
+    if (pinned)
+        hb_cores_pin_self(&mine);
+    return st;
+}
+
+hb_status hb_cl_enumerate(hb_cl_device **out, size_t *count)
+{
+    pthread_mutex_lock(&runtime_lock);
+    if (!runtime_started) {
+        hb_status st = start_runtime(out, count);
+        pthread_mutex_unlock(&runtime_lock);
+        return st;
+    }
+    pthread_mutex_unlock(&runtime_lock);
+    return enumerate_all(out, count);
 }
 
 static long first_of_type(const hb_cl_device *devices, size_t count, int type)

@@ -20,6 +20,7 @@ typedef struct hb_absent_cl_device *cl_device_id;
 #include <CL/cl.h>
 #endif
 
+#include "cores.h"
 #include "error.h"
 #include "hashbatch.h"
 
@@ -30,8 +31,14 @@ typedef struct {
 } hb_cl_device;
 
 /* hb_cl_enumerate: every device of every platform, in a new array (free()).
- * No platform at all gives *count 0 and HB_OK. */
+ * No platform at all gives *count 0 and HB_OK. The process's first call
+ * starts the OpenCL runtime, whose threads (pocl's) take the calling
+ * thread's cores: it records them. */
 hb_status hb_cl_enumerate(hb_cl_device **out, size_t *count);
+
+/* hb_cl_runtime_within: 1 when this library started the OpenCL runtime
+ * (its first hb_cl_enumerate) from a thread on cores within `cores`. */
+int hb_cl_runtime_within(const hb_core_set *cores);
 
 /* hb_cl_auto_index: the device `auto` uses: the first available GPU, else
  * the first available CPU device, else any available device; -1 if none. */

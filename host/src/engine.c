@@ -90,7 +90,7 @@ static int worth_opening(const hb_engine *e, const char *spec, char *why, size_t
 /* Opens every device the spec selects (up to the stats table's room)
  * that may pay for its opening (why says of one that did not); devices
  * that fail to open are skipped if another one opens. */
-static hb_status open_devices(hb_engine *e, hb_opencl **opened, size_t *nopened, char *why,
+static hb_status open_chosen_devices(hb_engine *e, hb_opencl **opened, size_t *nopened, char *why,
                               size_t why_size)
 {
     hb_cl_device *devices;
@@ -127,6 +127,25 @@ static hb_status open_devices(hb_engine *e, hb_opencl **opened, size_t *nopened,
         st = first_failure;
     if (st == HB_OK)
         hb_models_store_open_cost(spec, (double)(hb_now_ns() - start));
+    return st;
+}
+
+/* open_devices: as open_chosen_devices; with HASHBATCH_DEVICE_CORES, from
+ * this thread pinned to the device's cores, so that an OpenCL runtime
+ * started now (pocl's threads) runs there; whether it did decides if the
+ * pool and CPU devices are apart (cores.h). */
+static hb_status open_devices(hb_engine *e, hb_opencl **opened, size_t *nopened, char *why,
+                              size_t why_size)
+{
+    const hb_core_set *device = &e->settings.device_cores;
+    if (device->count == 0)
+        return open_chosen_devices(e, opened, nopened, why, why_size);
+    hb_core_set mine = hb_cores_of_self();
+    int pinned = hb_cores_pin_self(device) == 0;
+    hb_status st = open_chosen_devices(e, opened, nopened, why, why_size);
+    if (pinned)
+        hb_cores_pin_self(&mine);
+    e->cores_apart = pinned && hb_cl_runtime_within(device);
     return st;
 }
 
@@ -192,9 +211,11 @@ static void choose_pool_limits(hb_engine *e)
 /* The scheduler's group of backend i (a device, or the pool past the
  * devices): the pool and OpenCL CPU devices share the host's cores
  * (group 0); every other device is its own. */
-static unsigned group_of(const hb_model_seed *seed, size_t i)
+static unsigned group_of(const hb_engine *e, const hb_model_seed *seed, size_t i)
 {
-    return seed->ops->shares_host_cores(seed->self) ? 0u : (unsigned)i + 1;
+    int pool = i == e->ndevices;
+    int shares = pool || (seed->ops->shares_host_cores(seed->self) && !e->cores_apart);
+    return shares ? 0u : (unsigned)i + 1;
 }
 
 /* Backend i's entry in the counters and the scheduler. */
@@ -205,7 +226,7 @@ static void register_backend(hb_engine *e, size_t i, const hb_model_seed *seed)
     if (!is_pool)
         snprintf(name, sizeof name, "opencl %u:%u %.60s", seed->device->platform_index,
                  seed->device->device_index, seed->device->name);
-    unsigned group = group_of(seed, i);
+    unsigned group = group_of(e, seed, i);
     unsigned k = hb_counters_add(&e->counters, name, is_pool, group == 0);
     unsigned lanes = hb_cpu_impl_describe(e->settings.cpu_impl)->lanes;
     /* the pool learns only from batches that fill its lanes: fewer
@@ -244,6 +265,23 @@ static void note_partial_calibration(hb_engine *e, size_t i, const hb_model_seed
                  "budget: a conservative model, refined as it runs)",
                  used ? " " : "", name, seed->measured.full, HB_CALIBRATION_WORKLOADS,
                  (double)HB_CALIBRATION_BUDGET_NS * 1e-6);
+}
+
+/* start_worker: w's thread, created on its cores when device_cores
+ * splits them (the pool on its own, devices' feeders on the devices'),
+ * so it never runs a moment elsewhere; 0 or pthread_create's error. */
+static int start_worker(hb_engine *e, hb_worker *w)
+{
+    const hb_core_set *cores = w->device ? &e->settings.device_cores : &e->pool_cores;
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0)
+        return -1;
+    if (cores->count > 0)
+        pthread_attr_setaffinity_np(&attr, sizeof cores->set, &cores->set);
+    int rc = pthread_create(&w->thread, &attr, w->device ? hb_device_worker_main : hb_cpu_worker_main,
+                            w);
+    pthread_attr_destroy(&attr);
+    return rc;
 }
 
 /* Each backend's counters and its place in the scheduler, with its first
@@ -296,12 +334,39 @@ static hb_status start_workers(hb_engine *e, hb_opencl **devices, size_t ndevice
         hb_queue_fallbacks_final(&e->queue);
     for (size_t i = 0; i < e->nworkers; i++) {
         hb_worker *w = &e->workers[i];
-        if (pthread_create(&w->thread, NULL, w->device ? hb_device_worker_main : hb_cpu_worker_main,
-                           w) != 0)
+        if (start_worker(e, w) != 0)
             return hb_error_set(&e->error, HB_ERR_THREAD, "could not start worker thread %zu", i);
         w->started = 1;
     }
     return HB_OK;
+}
+
+/* give_pool_its_cores: with device_cores, the pool runs on the other
+ * cores, a thread each (unless cpu_threads was given), and why says where
+ * each runs, or why CPU devices still share the pool's cores. */
+static void give_pool_its_cores(hb_engine *e, size_t ndevices, char *why, size_t why_size)
+{
+    const hb_core_set *device = &e->settings.device_cores;
+    if (device->count == 0)
+        return;
+    e->pool_cores = hb_cores_pool(device);
+    if (!e->settings.cpu_threads_given)
+        e->settings.cpu_threads = e->pool_cores.count;
+    char pool_text[64], device_text[64];
+    hb_cores_text(&e->pool_cores, pool_text, sizeof pool_text);
+    hb_cores_text(device, device_text, sizeof device_text);
+    size_t used = strlen(why);
+    if (ndevices == 0)
+        snprintf(why + used, why_size - used, "%s(cores: the pool on %s)", used ? " " : "",
+                 pool_text);
+    else if (e->cores_apart)
+        snprintf(why + used, why_size - used, "%s(cores: the pool on %s, OpenCL on %s)",
+                 used ? " " : "", pool_text, device_text);
+    else
+        snprintf(why + used, why_size - used,
+                 "%s(cores: the pool on %s; OpenCL was started earlier in this process on "
+                 "other cores than %s, so CPU devices still share the pool's)",
+                 used ? " " : "", pool_text, device_text);
 }
 
 static hb_engine *engine_alloc(void)
@@ -327,6 +392,8 @@ static hb_status open_engine(hb_engine *e, const hb_config *cfg)
     size_t ndevices;
     char why[400];
     st = choose_devices(e, devices, &ndevices, why, sizeof why);
+    if (st == HB_OK)
+        give_pool_its_cores(e, ndevices, why, sizeof why);
     if (st == HB_OK) {
         e->backend = ndevices > 0 ? HB_BACKEND_OPENCL : HB_BACKEND_CPU;
         st = start_workers(e, devices, ndevices);
@@ -388,7 +455,7 @@ static void store_shared_devices(hb_engine *e)
         hb_cost_terms t[HB_COST_CLASSES];
         uint64_t predicted, measured;
         int takes;
-        if (!e->workers[i].ops->shares_host_cores(e->workers[i].self)) {
+        if (!e->workers[i].ops->shares_host_cores(e->workers[i].self) || e->cores_apart) {
             memset(least, 0, sizeof least);
             break;
         }

@@ -61,6 +61,9 @@ struct hb_engine {
     uint64_t calibration_ns;
     int models_from_cache;
     char calibration_note[256]; /* backends whose calibration ran out of budget */
+    hb_core_set pool_cores; /* with HASHBATCH_DEVICE_CORES: the pool's (count 0: all) */
+    int cores_apart;        /* the OpenCL runtime's threads are on the device
+                             * cores, apart from the pool's (cores.h) */
 
     atomic_uint_fast64_t jobs_completed; /* bumped by the jobs themselves */
     atomic_uint_fast64_t jobs_cancelled; /* likewise: cancelled or closed */

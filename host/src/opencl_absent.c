@@ -23,6 +23,12 @@
 
 /* ---- devices.h --------------------------------------------------------- */
 
+int hb_cl_runtime_within(const hb_core_set *cores)
+{
+    (void)cores;
+    return 0; /* no runtime: no device runs anywhere */
+}
+
 hb_status hb_cl_enumerate(hb_cl_device **out, size_t *count)
 {
     *out = NULL; /* callers free() it */
