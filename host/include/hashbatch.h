@@ -192,8 +192,11 @@ typedef struct {
      * which is this engine's open when it is the first in the process to
      * list OpenCL devices; when another start came first, the pool is
      * still pinned but CPU devices are scheduled as sharing its cores,
-     * and hb_engine_describe says so. Linux only. NULL or "" (default):
-     * no pinning. HASHBATCH_DEVICE_CORES overrides it. */
+     * and hb_engine_describe says so. The caller of hb_sha1_batch then
+     * leaves its job to the pool's threads instead of hashing part of it
+     * on its own (a batch small enough to be hashed inline still is).
+     * Linux only. NULL or "" (default): no pinning.
+     * HASHBATCH_DEVICE_CORES overrides it. */
     const char *device_cores;
 } hb_config;
 

@@ -616,11 +616,15 @@ hb_status hb_submit(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_
 
 /* While the caller of hb_sha1_batch would only wait, it hashes what of
  * its own job is still queued, when the CPU pool takes jobs: no hand-off to
- * a worker and back. (Only here, where the engine is known to be open:
- * hb_job_wait may run while the engine closes.) */
+ * a worker and back. Not when device_cores gave the pool cores of its
+ * own: the caller's thread may be on the device's. (Only here, where the
+ * engine is known to be open: hb_job_wait may run while the engine
+ * closes.) */
 static void help_with_own_job(hb_engine *e, hb_job *j)
 {
     hb_batch *b;
+    if (e->pool_cores.count > 0)
+        return;
     while ((b = hb_queue_take_own(&e->queue, j, &e->pool_limits)) != NULL)
         hb_cpu_run_batch(e, b);
 }
