@@ -186,7 +186,8 @@ typedef struct {
     /* Cores of their own for the OpenCL runtime, as a Linux CPU list
      * ("1", "2-3,6"): its threads (pocl's CPU device computes on them) run
      * there and the CPU pool on the process's other cores, one thread each
-     * unless cpu_threads says otherwise, so a CPU device and the pool no
+     * unless cpu_threads says otherwise (a files job's readers there
+     * too), so a CPU device and the pool no
      * longer share cores and the scheduler gives both work at once. The
      * runtime's threads take the cores of the thread that starts it,
      * which is this engine's open when it is the first in the process to

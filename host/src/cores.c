@@ -2,8 +2,8 @@
  * cores.c - the pool's and the OpenCL runtime's cores (cores.h).
  *
  * Owns: CPU lists, the pool's share of the process's cores, pinning the
- * calling thread.
- * Must not: print, or pin any thread but the caller.
+ * calling thread and threads it creates.
+ * Must not: print, or pin any thread but the caller and those it creates.
  */
 #include "cores.h"
 
@@ -115,6 +115,20 @@ hb_core_set hb_cores_pool(const hb_core_set *device)
 int hb_cores_pin_self(const hb_core_set *cores)
 {
     return sched_setaffinity(0, sizeof cores->set, &cores->set);
+}
+
+int hb_cores_thread_create(pthread_t *thread, const hb_core_set *cores, void *(*fn)(void *),
+                           void *arg)
+{
+    pthread_attr_t attr;
+    int rc = pthread_attr_init(&attr);
+    if (rc != 0)
+        return rc;
+    if (cores->count > 0)
+        pthread_attr_setaffinity_np(&attr, sizeof cores->set, &cores->set);
+    rc = pthread_create(thread, &attr, fn, arg);
+    pthread_attr_destroy(&attr);
+    return rc;
 }
 
 int hb_cores_within(const hb_core_set *a, const hb_core_set *b)

@@ -8,11 +8,12 @@
  * the process first lists devices, and those threads keep the affinity of
  * the thread that started them: devices.c records it, and the engine
  * starts the runtime from a thread pinned to the device's cores.
- * Must not: print, or pin any thread but the caller.
+ * Must not: print, or pin any thread but the caller and those it creates.
  */
 #ifndef HB_CORES_H
 #define HB_CORES_H
 
+#include <pthread.h>
 #include <sched.h>
 
 #include "hashbatch.h"
@@ -39,6 +40,12 @@ hb_core_set hb_cores_pool(const hb_core_set *device);
 
 /* hb_cores_pin_self: the calling thread on cores; 0 on success. */
 int hb_cores_pin_self(const hb_core_set *cores);
+
+/* hb_cores_thread_create: pthread_create(thread, fn, arg), the new thread
+ * on cores from its first instruction (count 0: wherever it inherits);
+ * 0 or pthread_create's error. */
+int hb_cores_thread_create(pthread_t *thread, const hb_core_set *cores, void *(*fn)(void *),
+                           void *arg);
 
 /* hb_cores_of_self: the calling thread's cores now. */
 hb_core_set hb_cores_of_self(void);

@@ -273,15 +273,8 @@ static void note_partial_calibration(hb_engine *e, size_t i, const hb_model_seed
 static int start_worker(hb_engine *e, hb_worker *w)
 {
     const hb_core_set *cores = w->device ? &e->settings.device_cores : &e->pool_cores;
-    pthread_attr_t attr;
-    if (pthread_attr_init(&attr) != 0)
-        return -1;
-    if (cores->count > 0)
-        pthread_attr_setaffinity_np(&attr, sizeof cores->set, &cores->set);
-    int rc = pthread_create(&w->thread, &attr, w->device ? hb_device_worker_main : hb_cpu_worker_main,
-                            w);
-    pthread_attr_destroy(&attr);
-    return rc;
+    return hb_cores_thread_create(&w->thread, cores,
+                                  w->device ? hb_device_worker_main : hb_cpu_worker_main, w);
 }
 
 /* Each backend's counters and its place in the scheduler, with its first

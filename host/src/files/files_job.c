@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "engine_internal.h"
 #include "files/files_job.h"
 #include "files/files_internal.h"
 
@@ -88,7 +89,12 @@ static int start_io(hb_files_job *j)
         return ENOMEM;
     t->job = j;
     t->chunk = malloc(j->opt.chunk_bytes);
-    int rc = t->chunk ? pthread_create(&j->threads[j->nthreads], NULL, files_io_main, t) : ENOMEM;
+    /* on the pool's cores when device_cores gave it some: reading and
+     * streaming big files through OpenSSL is CPU work, kept off the
+     * device's cores */
+    int rc = t->chunk ? hb_cores_thread_create(&j->threads[j->nthreads], &j->engine->pool_cores,
+                                               files_io_main, t)
+                      : ENOMEM;
     if (rc != 0) {
         free(t->chunk);
         free(t);
@@ -119,7 +125,8 @@ hb_status files_job_start(hb_files_job *j)
     }
     if (j->nthreads == 0)
         return HB_ERR_THREAD;
-    if (pthread_create(&j->collector, NULL, files_collector_main, j) != 0) {
+    if (hb_cores_thread_create(&j->collector, &j->engine->pool_cores, files_collector_main, j) !=
+        0) {
         /* No collector: stop, and collect here what was submitted. */
         files_job_cancel(j);
         files_collector_main(j);
