@@ -146,19 +146,8 @@ START_TEST(test_corrupted_read_back_caught)
     cfg.cpu_fallback = 1;
     hb_engine *e = tu_open_cfg(&cfg);
     /* every lane of every launch wrong, in the states copied back */
-    hb_fault_plan plan = {HB_FAULT_CORRUPT_ALL, 1, 0, 0, 0};
-    ck_assert_int_eq(hb_testing_set_fault(e, &plan), HB_OK);
-    tu_msgset s;
-    tu_msgset_random(&s, 3000, 500, 9300);
-    hb_digest *got = tu_digests(s.n);
-    tu_batch(e, s.m, s.n, got);
-    tu_assert_digests(s.m, s.n, s.want, got, "corrupted GPU-shape launches, redone on the CPU");
-    hb_stats st;
-    ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
-    ck_assert_uint_gt(st.verify_mismatches, 0);
-    ck_assert_uint_gt(st.fallbacks, 0);
-    free(got);
-    tu_msgset_free(&s);
+    tu_assert_corruption_caught(e, 3000, 500, 9300,
+                                "corrupted GPU-shape launches, redone on the CPU");
     hb_engine_close(e);
 }
 END_TEST

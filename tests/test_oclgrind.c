@@ -201,21 +201,7 @@ END_TEST
 START_TEST(test_corrupted_read_back_caught)
 {
     hb_engine *e = open_engine(HB_VERIFY_SAMPLE, 1);
-    hb_fault_plan plan = {HB_FAULT_CORRUPT_ALL, 1, 0, 0, 0}; /* every launch's states */
-    ck_assert_int_eq(hb_testing_set_fault(e, &plan), HB_OK);
-    tu_msgset s;
-    tu_msgset_random(&s, 60, 300, 0x0c1c);
-    hb_digest *got = tu_digests(s.n);
-    tu_batch(e, s.m, s.n, got);
-    tu_assert_digests(s.m, s.n, s.want, got, "corrupted read-backs, redone on the CPU");
-    hb_stats st;
-    ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
-    printf("corrupted: %llu mismatches, %llu fallbacks\n",
-           (unsigned long long)st.verify_mismatches, (unsigned long long)st.fallbacks);
-    ck_assert_uint_gt(st.verify_mismatches, 0);
-    ck_assert_uint_gt(st.fallbacks, 0);
-    free(got);
-    tu_msgset_free(&s);
+    tu_assert_corruption_caught(e, 60, 300, 0x0c1c, "corrupted read-backs, redone on the CPU");
     hb_engine_close(e);
 }
 END_TEST

@@ -104,6 +104,26 @@ void tu_batch(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
                   hb_status_name(st), hb_engine_last_error(e));
 }
 
+void tu_assert_corruption_caught(hb_engine *e, size_t n, size_t maxlen, uint64_t seed,
+                                 const char *what)
+{
+    hb_fault_plan plan = {HB_FAULT_CORRUPT_ALL, 1, 0, 0, 0}; /* every launch's states */
+    ck_assert_int_eq(hb_testing_set_fault(e, &plan), HB_OK);
+    tu_msgset s;
+    tu_msgset_random(&s, n, maxlen, seed);
+    hb_digest *got = tu_digests(s.n);
+    tu_batch(e, s.m, s.n, got);
+    tu_assert_digests(s.m, s.n, s.want, got, what);
+    hb_stats st;
+    ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
+    printf("%s: %llu mismatches, %llu fallbacks\n", what,
+           (unsigned long long)st.verify_mismatches, (unsigned long long)st.fallbacks);
+    ck_assert_uint_gt(st.verify_mismatches, 0);
+    ck_assert_uint_gt(st.fallbacks, 0);
+    free(got);
+    tu_msgset_free(&s);
+}
+
 void tu_assert_clean(const hb_engine *e)
 {
     hb_stats s;

@@ -75,6 +75,13 @@ void tu_print_stats(const char *what, const hb_stats *st);
  * OpenCL backend, unless every byte was hashed on the device. */
 void tu_assert_clean(const hb_engine *e);
 
+/* tu_assert_corruption_caught: with every device launch's read-back
+ * corrupted (hb_testing_set_fault), n random messages of up to maxlen
+ * bytes (seed) through e, which verifies and falls back, still come out
+ * right; its stats count mismatches and fallbacks. what names the case. */
+void tu_assert_corruption_caught(hb_engine *e, size_t n, size_t maxlen, uint64_t seed,
+                                 const char *what);
+
 /* ---- oracle --------------------------------------------------------- */
 
 /* tu_sha1: SHA-1 of len bytes at data with OpenSSL's EVP interface. */
