@@ -5,7 +5,8 @@
  * and each backend's backlog: when a batch is taken its predicted time
  * is added after what the backend already holds (divided among the
  * batches it runs side by side); when its last batch is done the backlog
- * is reset to now, so errors in the predictions do not pile up.
+ * is reset to now, so errors in the predictions do not pile up. "Now" is
+ * hb_now_ns(), or the time source a simulation set (now_ns below).
  * Must not: call into the queue, the workers or the engine.
  */
 #include "sched/scheduler.h"
@@ -27,6 +28,20 @@ void hb_sched_init(hb_sched *s)
 void hb_sched_destroy(hb_sched *s)
 {
     pthread_mutex_destroy(&s->lock);
+}
+
+void hb_sched_set_time_source(hb_sched *s, hb_sched_time_fn source, void *ctx)
+{
+    pthread_mutex_lock(&s->lock);
+    s->time_source = source;
+    s->time_ctx = ctx;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* The time now (ns), under s's lock. */
+static double now_ns(const hb_sched *s)
+{
+    return (double)(s->time_source != NULL ? s->time_source(s->time_ctx) : hb_now_ns());
 }
 
 unsigned hb_sched_add(hb_sched *s, const hb_cost_terms terms[HB_COST_CLASSES], unsigned group,
@@ -203,8 +218,8 @@ int hb_sched_share(hb_sched *s, unsigned k, uint64_t pending_messages, uint64_t 
     }
     group_offer offers[HB_SCHED_MAX];
     double finish = 0;
-    unsigned count = collect_offers(s, pending_messages, pending_bytes, (double)hb_now_ns(), k,
-                                    while_mates_busy, offers);
+    unsigned count =
+        collect_offers(s, pending_messages, pending_bytes, now_ns(s), k, while_mates_busy, offers);
     unsigned used = taking_part(offers, count, &finish);
     double part = 0;
     if (used == 1 && offers[0].rep == k)
@@ -282,7 +297,7 @@ double hb_sched_taken(hb_sched *s, unsigned k, uint64_t n, uint64_t bytes)
     pthread_mutex_lock(&s->lock);
     hb_sched_backend *b = &s->b[k];
     double predicted = hb_cost_predict(&b->model, n, bytes);
-    double now = (double)hb_now_ns();
+    double now = now_ns(s);
     double start = b->outstanding > 0 && b->busy_until_ns > now ? b->busy_until_ns : now;
     b->busy_until_ns = start + predicted / b->side_by_side;
     count_busy(b, now);
@@ -300,12 +315,12 @@ int hb_sched_done(hb_sched *s, unsigned k, uint64_t n, uint64_t bytes, double pr
         measured_ns = hb_cost_predict(&b->clock, n, bytes);
     int moved =
         measured_ns >= 0 && (measured_ns > 1.5 * predicted_ns || 1.5 * measured_ns < predicted_ns);
-    count_busy(b, (double)hb_now_ns());
+    count_busy(b, now_ns(s));
     if (measured_ns >= 0 && b->parallel > 1)
         count_work(b, measured_ns);
     int idle = b->outstanding > 0 && --b->outstanding == 0;
     if (idle)
-        b->busy_until_ns = (double)hb_now_ns();
+        b->busy_until_ns = now_ns(s);
     if (measured_ns >= 0) {
         b->predicted_ns += (uint64_t)predicted_ns;
         b->measured_ns += (uint64_t)measured_ns;

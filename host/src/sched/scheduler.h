@@ -21,8 +21,9 @@
  * a backend that turns slow loses its share as its model learns.
  *
  * Must not: touch the queue, the workers or the clock beyond
- * hb_now_ns(); its lock is taken inside the queue's (lock order: queue,
- * then scheduler), never the other way round.
+ * hb_now_ns() (or the time source a simulation gives it:
+ * hb_sched_set_time_source); its lock is taken inside the queue's (lock
+ * order: queue, then scheduler), never the other way round.
  */
 #ifndef HB_SCHEDULER_H
 #define HB_SCHEDULER_H
@@ -60,10 +61,15 @@ typedef struct {
     int clocked;
 } hb_sched_backend;
 
+/* A time source in place of hb_now_ns (hb_sched_set_time_source). */
+typedef uint64_t (*hb_sched_time_fn)(void *ctx);
+
 typedef struct {
     pthread_mutex_t lock;
     hb_sched_backend b[HB_SCHED_MAX];
     unsigned n;
+    hb_sched_time_fn time_source; /* NULL: hb_now_ns */
+    void *time_ctx;
 } hb_sched;
 
 /* A backend asking for work: the share callback of its take limits
@@ -139,6 +145,12 @@ int hb_sched_force(hb_sched *s, unsigned k, const hb_cost_terms *terms);
  * routing, no longer hangs on how busy the machine is. Returns 0 for a
  * bad k or invalid terms. */
 int hb_sched_set_clock(hb_sched *s, unsigned k, const hb_cost_terms *terms);
+
+/* hb_sched_set_time_source: from now on s reads the time (ns, never
+ * going back) from source(ctx) instead of hb_now_ns() (NULL: hb_now_ns
+ * again). For a simulation in virtual time (bench/sched_sim.c), which
+ * sets it before the first backend is added; the engine never does. */
+void hb_sched_set_time_source(hb_sched *s, hb_sched_time_fn source, void *ctx);
 
 /* hb_sched_read: k's model terms and prediction totals, for the stats. */
 void hb_sched_read(hb_sched *s, unsigned k, hb_cost_terms terms[HB_COST_CLASSES],
