@@ -104,7 +104,9 @@ enum {
 
 #define CLI_ENGINE_ENV_HELP                                                                        \
     "Environment: HASHBATCH_BACKEND, HASHBATCH_DEVICE and HASHBATCH_VERIFY\n"                      \
-    "give defaults for --backend, --device and --verify; options win.\n"
+    "give defaults for --backend, --device and --verify; options win.\n"                          \
+    "HASHBATCH_DEVICE_CORES=LIST (cores such as 1 or 2-3) runs the OpenCL\n"                      \
+    "runtime's threads there and the CPU pool on the other cores.\n"
 
 typedef struct {
     const char *backend; /* option text, NULL when not given */

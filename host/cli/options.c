@@ -128,6 +128,11 @@ static const char *device_source(const hb_config *cfg)
 int cli_engine_open_failed(const char *cmd, const hb_config *cfg, hb_status st, const char *detail)
 {
     const char *why = detail[0] ? detail : hb_status_str(st);
+    /* device_cores only ever comes from the environment here */
+    if (st == HB_ERR_INVALID_ARGUMENT && cfg->device_cores != NULL &&
+        strstr(why, "device_cores: ") != NULL)
+        return cli_usage_error(cmd, "invalid HASHBATCH_DEVICE_CORES value '%s': %s",
+                               cfg->device_cores, strstr(why, "device_cores: ") + 14);
     if (st == HB_ERR_BAD_DEVICE_SPEC && cfg->device != NULL) {
         const char *from = device_source(cfg);
         if (from != NULL)

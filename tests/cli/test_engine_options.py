@@ -4,7 +4,8 @@ came from: --device NONSENSE and HASHBATCH_DEVICE=GARBAGE (a spec that
 matches no device: the library's HB_ERR_BAD_DEVICE_SPEC, which exited 1
 before), also beside --backend cpu; bad --backend and --verify values,
 from the command line or HASHBATCH_BACKEND / HASHBATCH_VERIFY, and a bad
-HASHBATCH_CPU_IMPL (sum and dedup once ignored it); for sum,
+HASHBATCH_CPU_IMPL (sum and dedup once ignored it), a bad
+HASHBATCH_DEVICE_CORES (not a CPU list, or every core); for sum,
 dedup, bench and devices (devices opens no engine: its environment
 values are checked). A good spec still works (exit 0).
 
@@ -57,6 +58,16 @@ def value_cases(cmd_args, env_backend=True):
         (cmd_args, {"HASHBATCH_VERIFY": "bogus"},
          ["'bogus'", "HASHBATCH_VERIFY"], "HASHBATCH_VERIFY=bogus %s" % cmd),
     ]
+    cores = sorted(os.sched_getaffinity(0))
+    every_core = "%d-%d" % (cores[0], cores[-1])
+    cases += [
+        (cmd_args, {"HASHBATCH_DEVICE_CORES": "bogus"},
+         ["'bogus'", "HASHBATCH_DEVICE_CORES", "not a CPU list"],
+         "HASHBATCH_DEVICE_CORES=bogus %s" % cmd),
+        (cmd_args, {"HASHBATCH_DEVICE_CORES": every_core},
+         ["'%s'" % every_core, "HASHBATCH_DEVICE_CORES", "leaves the CPU pool no core"],
+         "HASHBATCH_DEVICE_CORES=%s %s" % (every_core, cmd)),
+    ]
     if env_backend:
         cases.append((cmd_args, {"HASHBATCH_CPU_IMPL": "bogus"},
                       ["'bogus'", "HASHBATCH_CPU_IMPL"], "HASHBATCH_CPU_IMPL=bogus %s" % cmd))
@@ -94,6 +105,12 @@ def main():
         p = clitest.run([exe, "sum", "f"], cwd=tmp, timeout=TIMEOUT,
                         env=clitest.clean_env(HASHBATCH_DEVICE="all"))
         chk.status(p, 0, "HASHBATCH_DEVICE=all sum")
+        # Cores of its own for OpenCL, where there are two to split.
+        cores = sorted(os.sched_getaffinity(0))
+        if len(cores) >= 2:
+            p = clitest.run([exe, "sum", "f"], cwd=tmp, timeout=TIMEOUT,
+                            env=clitest.clean_env(HASHBATCH_DEVICE_CORES=str(cores[-1])))
+            chk.status(p, 0, "HASHBATCH_DEVICE_CORES=%d sum" % cores[-1])
         p = clitest.run([exe, "dedup", "--backend", "cpu", "d"], cwd=tmp, timeout=TIMEOUT)
         chk.status(p, 0, "dedup --backend cpu")
         # An implementation this CPU runs is taken (portable and sha-ni run anywhere).

@@ -145,7 +145,8 @@ static int open_one(bench_backend *b, const hb_config *base, int user_spec)
         cfg.device = b->device;
     }
     hb_status st = hb_engine_open(&b->engine, &cfg);
-    if (st == HB_ERR_BAD_DEVICE_SPEC && user_spec)
+    if ((st == HB_ERR_BAD_DEVICE_SPEC && user_spec) ||
+        (st == HB_ERR_INVALID_ARGUMENT && cfg.device_cores != NULL))
         return cli_engine_open_failed(BENCH_CMD, &cfg, st, hb_engine_last_error(NULL));
     if (st != HB_OK) {
         const char *detail = hb_engine_last_error(NULL);
