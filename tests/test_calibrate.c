@@ -14,7 +14,8 @@
  * runs 100 times slower (a device 100 times faster) every workload runs in
  * full. (b) The engine under hb_testing_set_calibration_slowdown(10^4),
  * on the OpenCL device (pocl will do) and the pool: it opens, its
- * description says which backend's model is conservative and why, it
+ * description says the device's model is conservative and why (the pool,
+ * which has no budget, is measured in full), it
  * hashes a mixed batch right against OpenSSL, and what the test clock
  * measured is not kept in the model cache (the next open calibrates
  * again; the one after reads what that one stored).
@@ -90,8 +91,10 @@ START_TEST(test_slow_device_stops_at_budget)
     hb_cost_terms t[HB_COST_CLASSES];
     hb_calibration_report rep;
     calibrate_at(SLOWER[_i], t, &rep);
-    ck_assert_msg(rep.last_start_ns < HB_CALIBRATION_BUDGET_NS,
-                  "a launch started at %llu ns, after the %llu ns budget",
+    /* every launch but the first (which always runs: under a sanitizer,
+     * what comes before it can outlast the budget on this clock) */
+    ck_assert_msg(rep.launches == 1 || rep.last_start_ns < HB_CALIBRATION_BUDGET_NS,
+                  "launch %u started at %llu ns, after the %llu ns budget", rep.launches,
                   (unsigned long long)rep.last_start_ns,
                   (unsigned long long)HB_CALIBRATION_BUDGET_NS);
     ck_assert_msg(!rep.complete, "%g times slower, yet every workload ran in full", SLOWER[_i]);
@@ -190,8 +193,8 @@ START_TEST(test_engine_opens_on_a_slow_device)
                       strstr(why, "calibration workloads fitted in full") != NULL &&
                       strstr(why, "a conservative model") != NULL,
                   "the description does not say the device's model is conservative: %s", why);
-    ck_assert_msg(strstr(why, "(cpu pool: ") != NULL,
-                  "the description does not name the pool's conservative model: %s", why);
+    ck_assert_msg(strstr(why, "(cpu pool: ") == NULL,
+                  "the pool, which has no budget, was cut short: %s", why);
     hash_mixed(e, 1);
     hb_engine_close(e);
 

@@ -280,7 +280,7 @@ hb_status hb_calibrate(hb_calibration_data *d, const hb_backend_ops *ops, void *
     timed_backend t = {ops, self, err, clock, 0, 0, report ? report : &unused, 0, 0};
     memset(t.report, 0, sizeof *t.report);
     t.start = clock_now(&t);
-    t.deadline = t.start + clock->budget_ns;
+    t.deadline = clock->budget_ns ? t.start + clock->budget_ns : UINT64_MAX;
     int ok = calibrate(&t, d, out);
     t.report->spent_ns = clock_now(&t) - t.start;
     t.report->complete = t.report->full == HB_CALIBRATION_WORKLOADS;

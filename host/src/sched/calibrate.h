@@ -45,12 +45,15 @@ typedef struct {
 hb_status hb_calibration_data_init(hb_calibration_data *d);
 void hb_calibration_data_free(hb_calibration_data *d);
 
-/* Each backend's calibration budget: the README's "tens of ms" at open,
- * a policy, not a measurement. */
+/* Each device's calibration budget: the README's "tens of ms" at open,
+ * a policy, not a measurement. The CPU pool has none (models.c): it is
+ * the host's own cores, about 15 ms in full, and a model it had cut
+ * short would shrink its takes below a set of lanes. */
 #define HB_CALIBRATION_BUDGET_NS (50ull * 1000 * 1000)
 
 /* The clock a calibration is timed and budgeted on: now_ns(arg) in ns,
- * or hb_now_ns when now_ns is NULL (tests slow it down or speed it up). */
+ * or hb_now_ns when now_ns is NULL (tests slow it down or speed it up);
+ * budget_ns 0: no budget, every workload in full. */
 typedef struct {
     uint64_t budget_ns;
     uint64_t (*now_ns)(void *arg);

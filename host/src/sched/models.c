@@ -61,8 +61,9 @@ hb_status hb_models_seed(hb_model_seed *seeds, size_t n, int force, uint64_t *ca
         if (data.bytes == NULL && (st = hb_calibration_data_init(&data)) != HB_OK)
             break;
         slowed_clock slowed = {hb_now_ns(), hb_fault_calibration_slowdown()};
-        hb_calibration_clock clock = {HB_CALIBRATION_BUDGET_NS,
-                                      slowed.factor > 1 ? slowed_now : NULL, &slowed};
+        /* devices within a budget; the pool in full (calibrate.h) */
+        uint64_t budget = seeds[i].device != NULL ? HB_CALIBRATION_BUDGET_NS : 0;
+        hb_calibration_clock clock = {budget, slowed.factor > 1 ? slowed_now : NULL, &slowed};
         seeds[i].calibrated = 1;
         st = hb_calibrate(&data, seeds[i].ops, seeds[i].self, &clock, seeds[i].terms,
                           &seeds[i].measured, err);
