@@ -247,7 +247,7 @@ static uint64_t share(const timed_backend *t, unsigned left)
 /* Times every workload that fits on t and fills out; 0 if a launch failed. */
 static int calibrate(timed_backend *t, hb_calibration_data *d, hb_cost_terms out[HB_COST_CLASSES])
 {
-    static const workload order[HB_CALIBRATION_WORKLOADS] = {LONE,  SHORT_A, SHORT_B,
+    const workload order[HB_CALIBRATION_WORKLOADS] = {LONE,  SHORT_A, SHORT_B,
                                                              MID_A, MID_B,   LONG_A};
     measured m[HB_CALIBRATION_WORKLOADS];
     for (unsigned i = 0; i < HB_CALIBRATION_WORKLOADS; i++) {
