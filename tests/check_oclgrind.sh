@@ -28,7 +28,8 @@ if [[ $# -ne 2 ]]; then
   echo "usage: check_oclgrind.sh TEST_OCLGRIND HASHBATCH_CLI" >&2
   exit 2
 fi
-suite=$1 cli=$2
+# absolute: the sum run changes into its tree (CI passes build/... paths)
+suite=$(realpath -- "$1") cli=$(realpath -- "$2")
 if ! command -v oclgrind >/dev/null; then
   echo "SKIP: oclgrind is not installed (apt-get install oclgrind; scripts/setup.sh does)"
   exit 77
