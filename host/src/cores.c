@@ -88,7 +88,7 @@ hb_status hb_cores_parse(const char *list, const char *origin, hb_core_set *out)
     if (!hb_cores_within(&device, &mine))
         return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT,
                             "%s: '%s' names a core this process may not run on", origin, list);
-    if (!usable(&device))
+    if (hb_cores_pool(&device).count == 0)
         return hb_error_set(NULL, HB_ERR_INVALID_ARGUMENT,
                             "%s: '%s' leaves the CPU pool no core", origin, list);
     *out = device;

@@ -90,8 +90,8 @@ static int worth_opening(const hb_engine *e, const char *spec, char *why, size_t
 /* Opens every device the spec selects (up to the stats table's room)
  * that may pay for its opening (why says of one that did not); devices
  * that fail to open are skipped if another one opens. */
-static hb_status open_chosen_devices(hb_engine *e, hb_opencl **opened, size_t *nopened, char *why,
-                              size_t why_size)
+static hb_status open_chosen_devices(hb_engine *e, hb_opencl **opened, size_t *nopened,
+                                     char *why, size_t why_size)
 {
     hb_cl_device *devices;
     size_t count, nchosen;
