@@ -26,7 +26,7 @@ set(HB_GPU_SHAPE_SERVICE_SUITES test_jobs test_cancel_close test_threads test_fa
 # test_cores, about where pocl's CPU device's threads run, not its shape;
 # test_sched_sim, the scheduler in virtual time (no engine);
 # the switch's own suite; helpers
-set(HB_GPU_SHAPE_NOT_RERUN test_huge test_mb test_mb_streams test_model_cache test_cost_model
+set(HB_GPU_SHAPE_NOT_RERUN test_huge test_mb test_mb_streams test_mb_check test_model_cache test_cost_model
     test_hcache test_gpu_shape test_util test_beneath test_priority test_oclgrind
     test_cores test_sched_sim)
 

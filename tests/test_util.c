@@ -107,7 +107,7 @@ void tu_batch(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out)
 void tu_assert_corruption_caught(hb_engine *e, size_t n, size_t maxlen, uint64_t seed,
                                  const char *what)
 {
-    hb_fault_plan plan = {HB_FAULT_CORRUPT_ALL, 1, 0, 0, 0}; /* every launch's states */
+    hb_fault_plan plan = {HB_FAULT_CORRUPT_ALL, 1, 0, 0, 0, 0}; /* every launch's states */
     ck_assert_int_eq(hb_testing_set_fault(e, &plan), HB_OK);
     tu_msgset s;
     tu_msgset_random(&s, n, maxlen, seed);

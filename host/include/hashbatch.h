@@ -396,7 +396,9 @@ typedef struct {
                                    devices (not counting batches redone on
                                    the CPU after a mismatch or error) */
     uint64_t cpu_bytes;         /* message bytes hashed by the CPU pool */
-    uint64_t verified;          /* messages recomputed by verification */
+    uint64_t verified;          /* checks made by verification: messages
+                                   recomputed whole, or (sampled, on the
+                                   CPU's lanes) runs of blocks and tails */
     uint64_t verify_mismatches; /* verification mismatches detected */
     uint64_t fallbacks;         /* device batches redone on the CPU */
     uint64_t device_errors;     /* OpenCL errors seen */
@@ -408,6 +410,10 @@ typedef struct {
     int models_from_cache;      /* 1 when they came from the model cache */
     unsigned ndevices;          /* entries used in device[] */
     hb_device_stats device[HB_STATS_MAX_DEVICES];
+    uint64_t verified_bytes;    /* message bytes verification hashed again:
+                                   against bytes, the share of the work
+                                   re-done, which is the chance that a
+                                   transient fault in one place is caught */
 } hb_stats;
 
 /* hb_engine_stats: a snapshot of e's counters. Thread-safe.

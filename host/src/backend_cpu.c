@@ -1,7 +1,7 @@
 /*
  * backend_cpu.c - batches hashed on the calling thread.
  *
- * Owns: hb_cpu_hash_watched and hb_cpu_sha1_watched. Parallelism comes from the
+ * Owns: hb_cpu_hash_watched, hb_cpu_hash_structured and hb_cpu_sha1_watched. Parallelism comes from the
  * engine's CPU workers each taking their own batches from the queue. With
  * a multi-buffer implementation a list goes to its lanes (mb_batch.c,
  * which also decides when OpenSSL does better); with HB_CPU_IMPL_SHA_NI
@@ -58,12 +58,21 @@ static int hash_one_by_one(const hb_msg *m, const size_t *which, size_t count, h
 int hb_cpu_hash_watched(hb_cpu_impl impl, const hb_msg *m, const size_t *which, size_t count,
                         hb_digest *out, hb_cpu_watch *w, size_t *from_lanes)
 {
+    return hb_cpu_hash_structured(impl, m, which, count, out, w, from_lanes, NULL);
+}
+
+int hb_cpu_hash_structured(hb_cpu_impl impl, const hb_msg *m, const size_t *which, size_t count,
+                           hb_digest *out, hb_cpu_watch *w, size_t *from_lanes, hb_mb_check *check)
+{
+    if (check != NULL)
+        check->runs = check->tails = check->mismatches = 0, check->bytes = 0;
     if (count == 1 && impl != HB_CPU_IMPL_SHA_NI && hb_mb_alone_by_openssl(impl))
         impl = HB_CPU_IMPL_SHA_NI; /* what the lanes' tail rule decides, without the detour */
     size_t lanes_done = 0;
     int going = impl == HB_CPU_IMPL_SHA_NI
                     ? hash_one_by_one(m, which, count, out, w)
-                    : hb_mb_hash(impl, HB_MB_TAIL_MEASURED, m, which, count, out, w, &lanes_done);
+                    : hb_mb_hash_checked(impl, HB_MB_TAIL_MEASURED, m, which, count, out, w,
+                                         &lanes_done, check);
     if (from_lanes != NULL)
         *from_lanes = lanes_done;
     hb_cpu_watch_flush(w);

@@ -16,6 +16,7 @@
 
 #include "cpu_watch.h"
 #include "hashbatch.h"
+#include "mb/mb_batch.h"
 #include "mb/mb_impl.h"
 
 /* hb_cpu_hash_watched: out[i] = SHA-1(m[i]) for each i listed in `which`
@@ -26,6 +27,12 @@
  * OpenSSL's: only those need verifying. */
 int hb_cpu_hash_watched(hb_cpu_impl impl, const hb_msg *m, const size_t *which, size_t count,
                         hb_digest *out, hb_cpu_watch *w, size_t *from_lanes);
+
+/* hb_cpu_hash_structured: hb_cpu_hash_watched, the lanes' work checked
+ * by structure as mb_batch.h says (check NULL: not checked; OpenSSL's
+ * digests need no check, so check->runs and tails stay 0 without lanes). */
+int hb_cpu_hash_structured(hb_cpu_impl impl, const hb_msg *m, const size_t *which, size_t count,
+                           hb_digest *out, hb_cpu_watch *w, size_t *from_lanes, hb_mb_check *check);
 
 /* hb_cpu_sha1_watched: digest = SHA-1(*m) by OpenSSL, asking w (NULL:
  * nobody) between pieces; returns 1, or 0 when stopped (digest is then

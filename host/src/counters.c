@@ -79,10 +79,11 @@ void hb_counters_inline(hb_counters *c, size_t n, uint64_t bytes, uint64_t busy_
     atomic_fetch_add(&c->inline_work.calls, 1);
 }
 
-void hb_counters_verify(hb_counters *c, size_t checked, size_t mismatches)
+void hb_counters_verify(hb_counters *c, size_t checked, uint64_t bytes, size_t mismatches)
 {
     pthread_mutex_lock(&c->lock);
     c->stats.verified += checked;
+    c->stats.verified_bytes += bytes;
     c->stats.verify_mismatches += mismatches;
     pthread_mutex_unlock(&c->lock);
 }

@@ -53,8 +53,9 @@ void hb_counters_batch(hb_counters *c, unsigned index, const hb_batch *b, uint64
 /* hb_counters_inline: a small batch hashed on its caller's thread. */
 void hb_counters_inline(hb_counters *c, size_t n, uint64_t bytes, uint64_t busy_ns);
 
-/* hb_counters_verify: messages verified, and how many mismatched. */
-void hb_counters_verify(hb_counters *c, size_t checked, size_t mismatches);
+/* hb_counters_verify: checks made (messages, or runs and tails of
+ * them), the bytes they hashed again, and how many mismatched. */
+void hb_counters_verify(hb_counters *c, size_t checked, uint64_t bytes, size_t mismatches);
 
 /* hb_counters_fallback: a batch redone on the CPU whole. */
 void hb_counters_fallback(hb_counters *c);

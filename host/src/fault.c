@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "mb/mb_batch.h"
 #include "prng.h"
 
 #ifdef HB_FAULT_INJECTION
@@ -34,6 +35,7 @@ void hb_fault_init(hb_fault_state *f)
     f->launches = 0;
     f->delayed = 0;
     f->delay_ns = 0;
+    f->target = 0;
     f->lost = 0;
 }
 
@@ -60,6 +62,7 @@ void hb_fault_configure(hb_fault_state *f, const hb_fault_plan *plan)
     f->launches = 0;
     f->delayed = 0;
     f->delay_ns = plan ? plan->delay_ns : 0;
+    f->target = plan ? plan->target : 0;
     f->lost = 0;
     pthread_cond_broadcast(&f->changed);
     pthread_mutex_unlock(&f->lock);
@@ -88,6 +91,28 @@ int hb_fault_for_cpu_lanes(hb_fault_state *f)
     int corrupt = f->kind == HB_FAULT_CORRUPT_CPU_LANES;
     pthread_mutex_unlock(&f->lock);
     return corrupt;
+}
+
+int hb_fault_for_cpu_kernel(hb_fault_state *f, unsigned *which)
+{
+    if (!FAULTS_COMPILED_IN)
+        return HB_MB_BREAK_NONE;
+    pthread_mutex_lock(&f->lock);
+    hb_fault_kind kind = f->kind;
+    *which = f->target;
+    pthread_mutex_unlock(&f->lock);
+    switch (kind) {
+    case HB_FAULT_CORRUPT_CPU_LANES:
+        return HB_MB_BREAK_ALL_LANES;
+    case HB_FAULT_CPU_LANE:
+        return HB_MB_BREAK_LANE;
+    case HB_FAULT_CPU_TAIL:
+        return HB_MB_BREAK_TAIL;
+    case HB_FAULT_CPU_CARRY:
+        return HB_MB_BREAK_CARRY;
+    default:
+        return HB_MB_BREAK_NONE;
+    }
 }
 
 uint64_t hb_fault_delay(hb_fault_state *f, hb_fault_kind kind)

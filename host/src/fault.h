@@ -26,6 +26,7 @@ typedef struct {
     uint64_t launches;
     uint64_t delayed; /* batches or launches counted for the DELAY kinds */
     uint64_t delay_ns;
+    unsigned target;        /* for the CPU_LANE and CPU_TAIL kinds */
     int lost;               /* DEVICE_LOST has struck */
     pthread_cond_t changed; /* the plan changed: a HOLD_LONG may be over */
 } hb_fault_state;
@@ -40,6 +41,12 @@ hb_fault_kind hb_fault_for_launch(hb_fault_state *f);
 /* hb_fault_for_cpu_lanes: 1 when the plan corrupts the digests the CPU
  * pool's multi-buffer lanes compute (HB_FAULT_CORRUPT_CPU_LANES). */
 int hb_fault_for_cpu_lanes(hb_fault_state *f);
+
+/* hb_fault_for_cpu_kernel: the break the plan puts in the pool's
+ * multi-buffer kernel (CORRUPT_CPU_LANES, CPU_LANE, CPU_TAIL, CPU_CARRY)
+ * as mb_batch.h's break and its lane or tail kind; HB_MB_BREAK_NONE (0)
+ * when the plan is another. */
+int hb_fault_for_cpu_kernel(hb_fault_state *f, unsigned *which);
 
 /* hb_fault_delay: for the plan of kind `kind` (HB_FAULT_DELAY_DEVICE:
  * asked once per collected launch; HB_FAULT_DELAY_CPU: once per pool

@@ -25,9 +25,10 @@ typedef enum {
     HB_FAULT_DEVICE_LOST = 5,      /* from the faulted launch on, every launch
                                       of the device fails as ENQUEUE_ERROR
                                       does: the device is gone for good */
-    HB_FAULT_CORRUPT_CPU_LANES = 6, /* flip one bit of every digest of
-                                   every batch the CPU pool hashed in
-                                   multi-buffer lanes, as a broken kernel
+    HB_FAULT_CORRUPT_CPU_LANES = 6, /* flip one bit of every lane's state
+                                   after each call of the CPU pool's
+                                   multi-buffer kernel: every digest from
+                                   the lanes wrong, as a broken kernel
                                    would (OpenCL launches are left alone) */
     HB_FAULT_DELAY_DEVICE = 7,      /* each faulted OpenCL launch takes
                                        delay_ns longer (the worker sleeps
@@ -36,7 +37,7 @@ typedef enum {
     HB_FAULT_DELAY_CPU = 8,         /* each faulted CPU pool batch takes
                                        delay_ns longer (the thread sleeps
                                        after hashing it) */
-    HB_FAULT_HOLD_LONG = 9          /* a gate the test opens: a long
+    HB_FAULT_HOLD_LONG = 9,         /* a gate the test opens: a long
                                        message's batch stops after its
                                        first piece (a CPU batch of more
                                        than HB_CPU_PIECE_BYTES: its thread
@@ -47,6 +48,16 @@ typedef enum {
                                        changes (hb_testing_set_fault, NULL
                                        too) or the batch is cancelled.
                                        Open it before hb_engine_close. */
+    HB_FAULT_CPU_LANE = 10,         /* the pool's multi-buffer kernel
+                                       wrong on lane `target` only */
+    HB_FAULT_CPU_TAIL = 11,         /* the pool's lanes pad messages of
+                                       tail kind `target` wrong (mb_batch.h:
+                                       0-2 with a block in place, 3-5
+                                       without; by len % 64: 0, 1-55,
+                                       56-63) */
+    HB_FAULT_CPU_CARRY = 12         /* the pool's lanes load a state carried
+                                       from one kernel call to the next,
+                                       mid-message, wrong */
 } hb_fault_kind;
 
 typedef struct {
@@ -57,6 +68,7 @@ typedef struct {
                                   with this chance (random points) */
     uint64_t seed;             /* for chance_per_mille; 0: a fixed one */
     uint64_t delay_ns;         /* for the DELAY kinds */
+    unsigned target;           /* for CPU_LANE and CPU_TAIL */
 } hb_fault_plan;
 
 /* hb_testing_set_fault: from now on, e's OpenCL launches misbehave as plan

@@ -1,7 +1,7 @@
 /*
  * sha1_openssl.c - SHA-1 with OpenSSL's low-level API (see sha1_openssl.h).
  *
- * Owns: hb_sha1_openssl, hb_sha1_openssl_blocks and the hb_sha1_stream calls. Contexts live with
+ * Owns: hb_sha1_openssl, hb_sha1_openssl_blocks, hb_sha1_openssl_finish and the hb_sha1_stream calls. Contexts live with
  * the caller (on the stack): no allocation, no EVP dispatch, which is what
  * makes small messages cheap.
  * Must not: hold state between calls.
@@ -45,4 +45,20 @@ void hb_sha1_openssl_blocks(uint32_t h[5], const void *blocks, size_t nblocks)
     if (nblocks > 0)
         SHA1_Update(&c, blocks, nblocks * SHA_CBLOCK);
     h[0] = c.h0, h[1] = c.h1, h[2] = c.h2, h[3] = c.h3, h[4] = c.h4;
+}
+
+void hb_sha1_openssl_finish(const uint32_t h[5], uint64_t done, const void *rest, size_t len,
+                            uint8_t digest[20])
+{
+    /* The context as SHA1_Update leaves it after `done` bytes of whole
+     * blocks: the state, the length in bits in two halves, nothing buffered. */
+    SHA_CTX c;
+    memset(&c, 0, sizeof c);
+    c.h0 = h[0], c.h1 = h[1], c.h2 = h[2], c.h3 = h[3], c.h4 = h[4];
+    uint64_t bits = done << 3;
+    c.Nl = (SHA_LONG)bits;
+    c.Nh = (SHA_LONG)(bits >> 32);
+    if (len > 0)
+        SHA1_Update(&c, rest, len);
+    SHA1_Final(digest, &c);
 }

@@ -25,6 +25,12 @@ void hb_sha1_openssl(const void *data, size_t len, uint8_t digest[20]);
  * multi-buffer lanes began): padding is the caller's. */
 void hb_sha1_openssl_blocks(uint32_t h[5], const void *blocks, size_t nblocks);
 
+/* hb_sha1_openssl_finish: the digest of a message whose first `done`
+ * bytes (a multiple of 64) left state h, and whose last len bytes are
+ * rest: OpenSSL appends them and pads. The verifier's check of a tail. */
+void hb_sha1_openssl_finish(const uint32_t h[5], uint64_t done, const void *rest, size_t len,
+                            uint8_t digest[20]);
+
 /* A message hashed in pieces: init, any number of updates, final once. */
 typedef struct {
     SHA_CTX ctx;

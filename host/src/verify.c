@@ -89,7 +89,7 @@ hb_status hb_verify_batch(const hb_msg *m, size_t n, const hb_digest *got, hb_ve
                           unsigned per_mille, const size_t *must, size_t nmust, uint64_t *rng,
                           hb_cpu_watch *watch, hb_verify_result *result)
 {
-    *result = (hb_verify_result){0, 0};
+    *result = (hb_verify_result){0, 0, 0};
     if (mode == HB_VERIFY_OFF || n == 0)
         return HB_OK;
     size_t count;
@@ -104,6 +104,7 @@ hb_status hb_verify_batch(const hb_msg *m, size_t n, const hb_digest *got, hb_ve
             break;
         }
         result->checked++;
+        result->bytes += m[which[k]].len;
         if (memcmp(expected, got[which[k]], sizeof(hb_digest)) != 0)
             result->mismatches++;
     }

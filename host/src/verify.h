@@ -12,6 +12,7 @@
 
 typedef struct {
     size_t checked;    /* messages recomputed */
+    uint64_t bytes;    /* their bytes */
     size_t mismatches; /* of those, how many differed */
 } hb_verify_result;
 

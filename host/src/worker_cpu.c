@@ -9,9 +9,12 @@
  * A batch is hashed in pieces of a few MiB (backend_cpu.c); between two, a
  * batch whose jobs are all cancelled, or whose engine is closing, is
  * dropped: its jobs end at once. Digests from the multi-buffer lanes are
- * our code's, not OpenSSL's, so they are verified as a device's are
- * (none, a sample, all); on a mismatch the batch is recomputed by OpenSSL
- * and the engine's pool stops using the lanes. Each batch taken from the
+ * our code's, not OpenSSL's, so they are verified: none; all (every
+ * digest again by OpenSSL); or sampled, by structure (mb_batch.h: every
+ * lane position, tail kind and kernel-call boundary of the batch on a few
+ * blocks each, a cost per batch and not per byte); on a mismatch the
+ * batch is recomputed by OpenSSL and the engine's pool stops using the
+ * lanes. Each batch taken from the
  * jobs tells the scheduler what it took (the thread's time), so the pool's
  * model learns, and pokes the queue (a decision may have changed).
  * Must not: touch OpenCL, or the queue's fields.
@@ -110,63 +113,55 @@ void hb_engine_distrust_cpu_lanes(hb_engine *e)
     atomic_store(&e->cpu_lanes_distrusted, 1);
 }
 
-/* A test build's fault plan may corrupt what the lanes computed: every
- * digest of the batch, as a broken kernel would. */
-static void inject_lane_fault(hb_engine *e, hb_digest *out, size_t n)
-{
-    if (hb_fault_for_cpu_lanes(&e->faults))
-        for (size_t i = 0; i < n; i++)
-            out[i][0] ^= 1u;
-}
-
-/* The index of the shortest of m[0..n) (0 when n is 0). */
-static size_t shortest_message(const hb_msg *m, size_t n)
-{
-    size_t best = 0;
-    for (size_t i = 1; i < n; i++)
-        if (m[i].len < m[best].len)
-            best = i;
-    return best;
-}
-
-/* Checks lane digests against OpenSSL as the engine's verify mode says;
- * returns 1 when they stand, 0 when they were recomputed (or the watcher
- * stopped the check: *stopped). */
-static int verify_lanes(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_cpu_watch *w,
-                        int *stopped)
+/* Checks lane digests against OpenSSL, every one of them (full); returns
+ * 1 when they stand, 0 when they were recomputed (or the watcher stopped
+ * the check: *stopped). */
+static int verify_lanes_fully(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out,
+                              hb_cpu_watch *w, int *stopped)
 {
     uint64_t rng = hb_counters_next_random(&e->counters);
-    size_t must = shortest_message(m, n); /* the batch's one sure check, at least cost */
-    hb_verify_result check = {0, 0};
-    hb_status st = hb_verify_batch(m, n, (const hb_digest *)out, e->settings.verify,
-                                   e->settings.sample_per_mille, &must, n > 0, &rng, w, &check);
-    hb_counters_verify(&e->counters, check.checked, check.mismatches);
+    hb_verify_result check = {0, 0, 0};
+    hb_status st = hb_verify_batch(m, n, (const hb_digest *)out, HB_VERIFY_FULL, 0, NULL, 0, &rng,
+                                   w, &check);
+    hb_counters_verify(&e->counters, check.checked, check.bytes, check.mismatches);
     if (st == HB_ERR_CANCELLED) {
         *stopped = 1;
         return 0;
     }
-    if (st == HB_OK && check.mismatches == 0)
-        return 1;
-    if (check.mismatches > 0)
+    return st == HB_OK && check.mismatches == 0;
+}
+
+/* After a mismatch (or a check that could not run): the lanes are out of
+ * this engine, and the batch is OpenSSL's. Returns 0 when w stopped it. */
+static int recompute_without_lanes(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out,
+                                   hb_cpu_watch *w, int lanes_wrong)
+{
+    if (lanes_wrong)
         hb_engine_distrust_cpu_lanes(e);
     hb_counters_fallback(&e->counters);
-    *stopped = !hb_cpu_hash_watched(HB_CPU_IMPL_SHA_NI, m, NULL, n, out, w, NULL);
-    return 0;
+    return hb_cpu_hash_watched(HB_CPU_IMPL_SHA_NI, m, NULL, n, out, w, NULL);
 }
 
 int hb_cpu_hash_checked(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_cpu_watch *w)
 {
+    hb_mb_check check = {0};
+    check.brk = (hb_mb_break_kind)hb_fault_for_cpu_kernel(&e->faults, &check.brk_which);
+    hb_verify_mode mode = e->settings.verify;
+    int by_structure = mode == HB_VERIFY_SAMPLE || check.brk != HB_MB_BREAK_NONE;
     size_t from_lanes = 0;
-    if (!hb_cpu_hash_watched(hb_engine_cpu_impl_now(e), m, NULL, n, out, w, &from_lanes))
+    if (!hb_cpu_hash_structured(hb_engine_cpu_impl_now(e), m, NULL, n, out, w, &from_lanes,
+                                by_structure ? &check : NULL))
         return 0;
-    if (from_lanes == 0)
+    if (from_lanes == 0 || mode == HB_VERIFY_OFF)
         return 1;
-    inject_lane_fault(e, out, n);
-    if (e->settings.verify == HB_VERIFY_OFF)
-        return 1;
+    if (mode == HB_VERIFY_SAMPLE) {
+        hb_counters_verify(&e->counters, check.runs + check.tails, check.bytes, check.mismatches);
+        return check.mismatches == 0 || recompute_without_lanes(e, m, n, out, w, 1);
+    }
     int stopped = 0;
-    verify_lanes(e, m, n, out, w, &stopped);
-    return !stopped;
+    if (verify_lanes_fully(e, m, n, out, w, &stopped))
+        return 1;
+    return !stopped && recompute_without_lanes(e, m, n, out, w, 1);
 }
 
 /* A test build's fault plan may hold a pool batch up, as a slow or busy

@@ -131,7 +131,7 @@ static void complete_batch(device_loop *loop, device_batch *db)
     if (db->uniform_per_launch == 0)
         hb_states_to_digests(b->digests, b->n);
     uint64_t rng = hb_counters_next_random(&e->counters);
-    hb_verify_result check = {0, 0};
+    hb_verify_result check = {0, 0, 0};
     hb_cpu_watch watch = {hb_batch_keep_going, b, 0, 0};
     size_t *picks = one_per_launch(db, &rng);
     hb_status st = picks == NULL ? HB_ERR_NO_MEMORY
@@ -139,7 +139,7 @@ static void complete_batch(device_loop *loop, device_batch *db)
                                                    e->settings.verify, e->settings.sample_per_mille,
                                                    picks, db->launches, &rng, &watch, &check);
     free(picks);
-    hb_counters_verify(&e->counters, check.checked, check.mismatches);
+    hb_counters_verify(&e->counters, check.checked, check.bytes, check.mismatches);
     if (st == HB_ERR_CANCELLED) {
         drop_batch(loop, db, hb_batch_stop_reason(b));
         return;

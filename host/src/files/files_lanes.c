@@ -130,13 +130,15 @@ static int check_round(files_io_thread *t, hb_mb_stream *const *streams, const u
     hb_engine *e = t->job->engine;
     size_t which[HB_MB_LANES_MAX];
     size_t nchecked = pieces_to_check(t, n, which), mismatches = 0;
+    uint64_t bytes = 0;
     for (size_t c = 0; c < nchecked; c++) {
         size_t k = which[c];
         hb_mb_stream want = before[k];
         hb_sha1_openssl_blocks(want.h, data[k], len[k] / HB_MB_BLOCK);
         mismatches += memcmp(want.h, streams[k]->h, sizeof want.h) != 0;
+        bytes += len[k];
     }
-    hb_counters_verify(&e->counters, nchecked, mismatches);
+    hb_counters_verify(&e->counters, nchecked, bytes, mismatches);
     if (mismatches == 0)
         return 1;
     hb_engine_distrust_cpu_lanes(e);
