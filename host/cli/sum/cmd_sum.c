@@ -318,10 +318,12 @@ static void report(const hb_engine *e, const hb_files_stats *fs)
     fprintf(stderr,
             "%s: %" PRIu64 " messages, %" PRIu64 " bytes in %" PRIu64 " batches; %" PRIu64
             " launches, %" PRIu64 " bytes on devices, %" PRIu64 " on the cpu pool; %" PRIu64
-            " verified, %" PRIu64 " mismatches, %" PRIu64 " fallbacks, %" PRIu64
-            " device errors%s\n",
+            " verification checks (%.3f%% of the bytes hashed again), %" PRIu64
+            " mismatches, %" PRIu64 " fallbacks, %" PRIu64 " device errors%s\n",
             CLI_PROGRAM, st.messages, st.bytes, st.batches, st.device_launches, st.device_bytes,
-            st.cpu_bytes, st.verified, st.verify_mismatches, st.fallbacks, st.device_errors,
+            st.cpu_bytes, st.verified,
+            st.bytes ? 100.0 * (double)st.verified_bytes / (double)st.bytes : 0.0,
+            st.verify_mismatches, st.fallbacks, st.device_errors,
             st.quarantined ? ", device quarantined" : "");
     engine_report_origin(stderr, &st);
     engine_report_backends(stderr, &st);
