@@ -119,6 +119,7 @@ static hb_status choose_cpu_impl(hb_settings *s, const char *name, const char *o
     hb_cpu_impl impl = HB_CPU_IMPL_COUNT;
     if (hb_cpu_impl_parse(name, &impl) == HB_OK) {
         s->cpu_impl = impl;
+        s->cpu_impl_given = 1;
         return HB_OK;
     }
     if (impl != HB_CPU_IMPL_COUNT)

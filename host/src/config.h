@@ -28,6 +28,9 @@ typedef struct {
     int cpu_fallback;
     uint64_t seed;
     hb_cpu_impl cpu_impl; /* the pool's SHA-1 (mb/mb_impl.h) */
+    int cpu_impl_given;   /* 1: named by the config or HASHBATCH_CPU_IMPL, so
+                             used for every list; 0: measured, and a list
+                             too short for its lanes may go to another */
     int calibrate;        /* measure the cost models at open, cache or not */
     uint64_t expected_messages, expected_bytes; /* 0, 0: not known */
     int idle_priority; /* the engine's threads at the lowest priority */

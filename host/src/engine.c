@@ -203,6 +203,7 @@ static void choose_pool_limits(hb_engine *e)
     e->pool_limits.share_among = e->settings.cpu_threads;
     e->pool_limits.share_below =
         hb_cpu_take_share_below(e->settings.cpu_impl, e->settings.cpu_threads);
+    e->pool_limits.long_share_below = e->pool_limits.long_max * e->settings.cpu_threads;
     e->pool_limits.share = hb_sched_share_for;
     e->pool_limits.taken = hb_sched_taken_for;
     e->pool_limits.share_ctx = &e->pool_taker;

@@ -103,13 +103,25 @@ static size_t min_size(size_t a, size_t b)
 
 /* The most messages one take gets from j: all it has left, or when that
  * is fewer than share_below, a fair share among share_among takers (at
- * least one). */
-static size_t fair_share(const hb_job *j, const hb_take_limits *limits)
+ * least one). Long messages too: each is a sequential stream, so a job
+ * of fewer than long_share_below (a full take for every taker) (16 of 16 MiB, 2 of 1 GiB) is
+ * cut into share_among equal takes of its whole count, one per core,
+ * rather than filling one core's lanes while the others wait (halving
+ * what is left at each take would leave the last core a string of small
+ * takes after the first is done). */
+static size_t fair_share(const hb_job *j, const hb_take_limits *limits, int head_is_long)
 {
     size_t left = j->n - j->next_to_take;
-    if (limits->share_among <= 1 || left >= limits->share_below)
+    size_t among = limits->share_among;
+    if (among <= 1)
         return left;
-    return left / limits->share_among + (left % limits->share_among != 0);
+    if (head_is_long && j->n < limits->long_share_below) {
+        size_t equal = j->n / among + (j->n % among != 0);
+        return left < equal ? left : equal;
+    }
+    if (left >= limits->share_below)
+        return left;
+    return left / among + (left % among != 0);
 }
 
 /* messages_fitting for a job whose messages all have one length: the same
@@ -134,7 +146,7 @@ static size_t uniform_fitting(const hb_job *j, const hb_take_limits *limits, tak
         more = SIZE_MAX;
     else
         more = bytes > limits->max_bytes ? 0 : (size_t)((limits->max_bytes - bytes) / len);
-    size_t k = min_size(fair_share(j, limits), min_size(limits->max_messages - t->count,
+    size_t k = min_size(fair_share(j, limits, is_long), min_size(limits->max_messages - t->count,
                                                         first + min_size(more, SIZE_MAX - 1)));
     if (t->count == 0)
         t->is_long = is_long;
@@ -147,7 +159,9 @@ static size_t messages_fitting(const hb_job *j, const hb_take_limits *limits, ta
 {
     if (j->uniform_len != HB_LENGTHS_VARY)
         return uniform_fitting(j, limits, t);
-    size_t k = 0, share = fair_share(j, limits);
+    size_t k = 0;
+    int head_is_long = j->next_to_take < j->n && j->msgs[j->next_to_take].len > limits->long_above;
+    size_t share = fair_share(j, limits, head_is_long);
     while (k < share && t->count < limits->max_messages) {
         uint64_t len = j->msgs[j->next_to_take + k].len;
         int is_long = len > limits->long_above;

@@ -56,6 +56,9 @@ typedef struct {
                              1/share_among of them (rounded up), so a job
                              of few messages still reaches every taker */
     size_t share_below;
+    size_t long_share_below; /* a job of fewer messages, the next one long,
+                                is cut into share_among equal takes (0:
+                                never) */
     /* The scheduler's say (NULL: none): given the work pending in the
      * queue (messages, bytes not yet handed out), 0 when this taker should
      * leave it to others, else 1 with the most it may take now (called

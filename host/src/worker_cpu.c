@@ -149,7 +149,10 @@ int hb_cpu_hash_checked(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out,
     hb_verify_mode mode = e->settings.verify;
     int by_structure = mode == HB_VERIFY_SAMPLE || check.brk != HB_MB_BREAK_NONE;
     size_t from_lanes = 0;
-    if (!hb_cpu_hash_structured(hb_engine_cpu_impl_now(e), m, NULL, n, out, w, &from_lanes,
+    hb_cpu_impl impl = hb_engine_cpu_impl_now(e);
+    if (!e->settings.cpu_impl_given && impl != HB_CPU_IMPL_SHA_NI)
+        impl = hb_mb_impl_for_few(impl, n); /* long messages shared among cores, as a rule */
+    if (!hb_cpu_hash_structured(impl, m, NULL, n, out, w, &from_lanes,
                                 by_structure ? &check : NULL))
         return 0;
     if (from_lanes == 0 || mode == HB_VERIFY_OFF)

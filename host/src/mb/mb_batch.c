@@ -90,7 +90,8 @@ static void plan_tail_check(mb_run *r, unsigned i, uint64_t len)
 {
     mb_lane *l = &r->lane[i];
     l->check_tail = 0;
-    if (r->check == NULL)
+    if (r->check == NULL || (r->kinds_unchecked == 0 && r->lanes_unchecked == 0 &&
+                             r->check->brk == HB_MB_BREAK_NONE))
         return;
     unsigned kind = tail_kind(len);
     if (bit_set(r->kinds_unchecked, kind) || (bit_set(r->lanes_unchecked, i) && l->in_place == 0)) {
@@ -292,8 +293,8 @@ static uint64_t lane_advance(mb_run *r, unsigned i, uint64_t n)
 static uint32_t runs_due(const mb_run *r)
 {
     uint32_t due = 0;
-    if (r->check == NULL)
-        return 0;
+    if (r->check == NULL || r->lanes_unchecked == 0)
+        return 0; /* the common case, once the first steps are done */
     for (unsigned i = 0; i < r->impl->lanes; i++)
         if (r->lane[i].msg != NO_MESSAGE && r->lane[i].in_place > 0 &&
             bit_set(r->lanes_unchecked, i))

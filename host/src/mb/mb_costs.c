@@ -110,6 +110,27 @@ static hb_cpu_impl measure_default(void)
     return best;
 }
 
+hb_cpu_impl hb_mb_impl_for_few(hb_cpu_impl preferred, size_t count)
+{
+    static const hb_cpu_impl narrower[] = {HB_CPU_IMPL_AVX512, HB_CPU_IMPL_AVX2,
+                                           HB_CPU_IMPL_PORTABLE};
+    unsigned lanes = hb_cpu_impl_describe(preferred)->lanes;
+    if (count == 0 || count >= lanes)
+        return preferred;
+    hb_mb_costs own = hb_mb_costs_of(preferred);
+    hb_cpu_impl best = preferred;
+    double best_ns = own.lanes_ns;
+    for (size_t k = 0; k < sizeof narrower / sizeof narrower[0]; k++) {
+        unsigned l = hb_cpu_impl_describe(narrower[k])->lanes;
+        if (l >= lanes || !hb_cpu_impl_runnable(narrower[k]))
+            continue;
+        double ns = (double)((count + l - 1) / l) * hb_mb_costs_of(narrower[k]).lanes_ns;
+        if (ns < best_ns)
+            best = narrower[k], best_ns = ns;
+    }
+    return (double)count * own.one_ns < best_ns ? HB_CPU_IMPL_SHA_NI : best;
+}
+
 /* ---- the choice kept per machine -------------------------------------- */
 
 /* Where two implementations cost about the same (avx2 and SHA-NI on a

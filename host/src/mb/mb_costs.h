@@ -29,6 +29,14 @@ hb_mb_costs hb_mb_costs_of(hb_cpu_impl impl);
  * copying the costs (a message alone is the hot path). */
 int hb_mb_alone_by_openssl(hb_cpu_impl impl);
 
+/* hb_mb_impl_for_few: for a list of count messages of about one length,
+ * fewer than preferred's lanes (a multi-buffer implementation), the
+ * implementation that runs one block of each of them for least by the
+ * measured costs: preferred, a narrower one this CPU runs (steps of
+ * ceil(count / lanes) at its lanes_ns), or OpenSSL (count x one_ns).
+ * preferred itself when count fills its lanes. */
+hb_cpu_impl hb_mb_impl_for_few(hb_cpu_impl preferred, size_t count);
+
 /* hb_cpu_impl_default: the multi-buffer implementation with the lowest
  * measured cost per lane and block, if that beats OpenSSL's cost per
  * block; else HB_CPU_IMPL_SHA_NI. Measured by the first process on a
