@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
-# multibuffer.sh - the CPU implementations side by side (issue 12): OpenSSL
-# one message at a time on each core (HASHBATCH_CPU_IMPL=sha-ni), each
-# multi-buffer implementation this CPU runs, pocl, and isa-l_crypto's
-# multi-buffer SHA-1 when a build of it is given; on 65,536 x 4 KiB,
-# 256 x 1 MiB and 1,000,000 x 64 B (hb_throughput, end to end through the
-# public API, sampled verification on), one message of 64 B (latency), and
-# `hashbatch sum -r` over a tree against `xargs -P<cores> sha1sum`. The
-# default implementation runs once more with verification off, the
-# like-for-like row against isa-l_crypto (which verifies nothing).
+# multibuffer.sh - the CPU implementations side by side (issues 12, 31):
+# OpenSSL one message at a time on each core (HASHBATCH_CPU_IMPL=sha-ni),
+# each multi-buffer implementation this CPU runs (forced), the default
+# (nothing forced: the engine may hash a short take in narrower lanes or
+# OpenSSL), pocl, and isa-l_crypto's multi-buffer SHA-1 when a build of it
+# is given; on 65,536 x 4 KiB, 256 x 1 MiB, 1,000,000 x 64 B, 16 x 16 MiB
+# and 2 x 1 GiB (hb_throughput, end to end through the public API), one
+# message of 64 B (latency), and `hashbatch sum -r` over a tree against
+# `xargs -P<cores> sha1sum`. Every row verifies as the default does
+# (sampled); the default and pocl run once more with verification off,
+# which is what sampling costs, and the like-for-like row against
+# isa-l_crypto (which verifies nothing).
 # Rounds alternate the methods case by case, so load on the shared
-# machine falls on all alike; the summary is the median over rounds of
-# each run's median.
+# machine falls on all alike; the summary (bench/multibuffer_table.py) is
+# the median over rounds of each run's median.
 # Usage: bench/multibuffer.sh [BUILD_DIR]   (default build-bench; built here)
 #   env: ROUNDS (5), HASHBATCH_PEER_ISAL (an isa-l_crypto install: include/,
-#        lib/; never required), TREE (/usr/lib) for the sum case
+#        lib/; never required), TREE (/usr/lib) for the sum case,
+#        CASES ("BYTES COUNT" pairs separated by commas: only those)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build-bench}
@@ -58,23 +62,29 @@ xargs_seconds() {
   echo "$t1 - $t0" | bc
 }
 
-cases=("4096 65536" "1048576 256" "64 1000000" "64 1")
+if [[ -n ${CASES:-} ]]; then
+  IFS=, read -r -a cases <<<"$CASES"
+else
+  cases=("4096 65536" "1048576 256" "64 1000000" "16777216 16" "1073741824 2" "64 1")
+fi
 sum_seconds "" >/dev/null # warm the tree's pages
 for ((r = 1; r <= rounds; r++)); do
   for c in "${cases[@]}"; do
     read -r bytes count <<<"$c"
     runs=5
     ((count == 1)) && runs=3000 # one message: the median of many single calls
+    ((bytes * count > 1 << 30)) && runs=3
     for impl in $impls; do
       printf 'round %d cpu-%s ' "$r" "$impl"
       HASHBATCH_CPU_IMPL=$impl "$thr" cpu "$bytes" "$count" "$runs"
     done
-    # the default implementation without sampled verification: isa-l_crypto
-    # verifies nothing, so this is the like-for-like row against it
-    printf 'round %d cpu-%s-verify-off ' "$r" "$default_impl"
-    "$thr" cpu "$bytes" "$count" "$runs" off
-    printf 'round %d opencl ' "$r"
-    "$thr" opencl "$bytes" "$count" "$runs" || echo "opencl: not measured"
+    for verify in sample off; do
+      suffix=$([[ $verify == off ]] && echo -verify-off || true)
+      printf 'round %d cpu-default%s ' "$r" "$suffix"
+      "$thr" cpu "$bytes" "$count" "$runs" "$verify"
+      printf 'round %d opencl%s ' "$r" "$suffix"
+      "$thr" opencl "$bytes" "$count" "$runs" "$verify" || echo "opencl: not measured"
+    done
     if [[ -n $isal ]]; then
       printf 'round %d isal ' "$r"
       if ((count == 1)); then "$isal" --one "$bytes"; else "$isal" "$bytes" "$count" 5 "$cores" | tail -1; fi

@@ -2,7 +2,10 @@
 """multibuffer_table.py - the summary of a bench/multibuffer.sh log: per
 case and method the median over rounds of each run's median, and each
 method's ratio to OpenSSL one message at a time (cpu-sha-ni) and to
-isa-l_crypto (when measured), all from the same rounds. Usage: bench/multibuffer_table.py LOG"""
+isa-l_crypto (when measured), all from the same rounds; then what sampled
+verification costs (the default and pocl against their verify-off runs),
+and the long-message ratios of issue 31 (16 x 16 MiB against 256 x 1 MiB,
+2 x 1 GiB against OpenSSL on every core). Usage: bench/multibuffer_table.py LOG"""
 import re
 import statistics
 import sys
@@ -59,3 +62,28 @@ if secs:
     for k, v in sorted(secs.items()):
         med = statistics.median(v)
         print(f"  {k:22s} {med:.2f} s" + (f"  ({x / med:.2f}x faster than xargs)" if x and k != "xargs-sha1sum" else ""))
+
+
+def median_gb(case, method):
+    v = rate.get((case, method), [])
+    return statistics.median(x[0] for x in v) if v else None
+
+
+print("\nsampled verification against off (default verify = sample):")
+for case in cases:
+    if case.endswith(" x 1"):
+        continue
+    parts = []
+    for on, off in (("cpu-default", "cpu-default-verify-off"), ("opencl (pocl)", "opencl-verify-off")):
+        a, b = median_gb(case, on), median_gb(case, off)
+        if a and b:
+            parts.append(f"{on} {a:.2f} / off {b:.2f} GB/s = {a / b:.3f}")
+    if parts:
+        print(f"  {case:20s} " + "; ".join(parts))
+
+long16, mib = median_gb("16777216 B x 16", "cpu-default"), median_gb("1048576 B x 256", "cpu-default")
+if long16 and mib:
+    print(f"\n16 x 16 MiB against 256 x 1 MiB (cpu-default): {long16:.2f} / {mib:.2f} GB/s = {long16 / mib:.2f}x")
+gib, shani = median_gb("1073741824 B x 2", "cpu-default"), median_gb("1073741824 B x 2", "cpu-sha-ni")
+if gib and shani:
+    print(f"2 x 1 GiB against OpenSSL on every core: {gib:.2f} / {shani:.2f} GB/s = {gib / shani:.2f}x")
