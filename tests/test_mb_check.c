@@ -11,6 +11,10 @@
  * each of the six, a state carried between calls) both makes digests
  * wrong and is caught within the one call. Lists run with the lanes' tail
  * rule (HB_MB_TAIL_LANES), so no message leaves the lanes for OpenSSL.
+ * The same for messages hashed in pieces (hb_mb_streams_update_checked,
+ * as big files are): two pieces each, the second continuing the first;
+ * every lane checked on each, right digests, and a broken lane or a
+ * broken carry into the second piece caught there.
  * An implementation this CPU cannot run is named and the suite ends with
  * 77 (ctest's may_skip), as test_mb does: never a silent pass.
  * Must not: take an expected digest from the library: OpenSSL is the oracle.
@@ -20,6 +24,7 @@
 #include <string.h>
 
 #include "mb/mb_batch.h"
+#include "mb/mb_streams.h"
 #include "test_util.h"
 
 static const hb_cpu_impl impls[] = {HB_CPU_IMPL_PORTABLE, HB_CPU_IMPL_AVX2, HB_CPU_IMPL_AVX512};
@@ -196,6 +201,66 @@ START_TEST(test_broken_carry_caught)
 }
 END_TEST
 
+/* Messages of `lanes` pieces of 16 KiB each, fed as two pieces of 8 KiB:
+ * returns the wrong digests; checks[0..1] say what each update found. */
+static size_t stream_checked(hb_cpu_impl impl, const tu_msgset *s, hb_mb_break_kind brk,
+                             unsigned which, hb_mb_check checks[2])
+{
+    hb_mb_stream st[HB_MB_LANES_MAX], *ptr[HB_MB_LANES_MAX];
+    const uint8_t *data[HB_MB_LANES_MAX];
+    size_t len[HB_MB_LANES_MAX];
+    for (size_t k = 0; k < s->n; k++) {
+        hb_mb_stream_init(&st[k]);
+        ptr[k] = &st[k];
+    }
+    for (int piece = 0; piece < 2; piece++) {
+        for (size_t k = 0; k < s->n; k++) {
+            data[k] = (const uint8_t *)s->m[k].data + piece * (s->m[k].len / 2);
+            len[k] = s->m[k].len / 2;
+        }
+        checks[piece] = (hb_mb_check){0};
+        checks[piece].brk = brk;
+        checks[piece].brk_which = which;
+        hb_mb_streams_update_checked(impl, ptr, data, len, s->n, &checks[piece]);
+    }
+    size_t wrong = 0;
+    for (size_t k = 0; k < s->n; k++) {
+        hb_digest d;
+        hb_mb_stream_final(&st[k], NULL, 0, d);
+        wrong += memcmp(d, s->want[k], sizeof d) != 0;
+    }
+    return wrong;
+}
+
+/* (loop: implementation) streams: counts, right digests, breaks caught. */
+START_TEST(test_streams_checked)
+{
+    hb_cpu_impl impl = impls[_i];
+    SKIP_UNLESS_RUNNABLE(impl);
+    unsigned lanes = lanes_of(impl);
+    tu_msgset s;
+    uniform_set(&s, lanes, 16384, 0x57e4);
+    hb_mb_check checks[2];
+    ck_assert_uint_eq(stream_checked(impl, &s, HB_MB_BREAK_NONE, 0, checks), 0);
+    for (int piece = 0; piece < 2; piece++) {
+        ck_assert_uint_eq(checks[piece].runs, lanes);
+        ck_assert_uint_eq(checks[piece].bytes, (uint64_t)lanes * 128);
+        ck_assert_uint_eq(checks[piece].mismatches, 0);
+        ck_assert_uint_eq(checks[piece].tails, 0);
+    }
+    for (unsigned lane = 0; lane < lanes; lane++) {
+        ck_assert_uint_gt(stream_checked(impl, &s, HB_MB_BREAK_LANE, lane, checks), 0);
+        ck_assert_msg(checks[0].mismatches > 0 && checks[1].mismatches > 0,
+                      "%s: broken lane %u not caught in each piece", hb_cpu_impl_describe(impl)->name,
+                      lane);
+    }
+    ck_assert_uint_gt(stream_checked(impl, &s, HB_MB_BREAK_CARRY, 0, checks), 0);
+    ck_assert_msg(checks[1].mismatches > 0, "%s: broken carry into the second piece not caught",
+                  hb_cpu_impl_describe(impl)->name);
+    tu_msgset_free(&s);
+}
+END_TEST
+
 static Suite *check_suite(void)
 {
     Suite *s = suite_create("mb_check");
@@ -206,6 +271,7 @@ static Suite *check_suite(void)
     tcase_add_loop_test(tc, test_broken_lane_caught, 0, NIMPLS);
     tcase_add_loop_test(tc, test_broken_tail_caught, 0, NIMPLS);
     tcase_add_loop_test(tc, test_broken_carry_caught, 0, NIMPLS);
+    tcase_add_loop_test(tc, test_streams_checked, 0, NIMPLS);
     suite_add_tcase(s, tc);
     return s;
 }

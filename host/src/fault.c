@@ -83,16 +83,6 @@ hb_fault_kind hb_fault_for_launch(hb_fault_state *f)
     return kind;
 }
 
-int hb_fault_for_cpu_lanes(hb_fault_state *f)
-{
-    if (!FAULTS_COMPILED_IN)
-        return 0;
-    pthread_mutex_lock(&f->lock);
-    int corrupt = f->kind == HB_FAULT_CORRUPT_CPU_LANES;
-    pthread_mutex_unlock(&f->lock);
-    return corrupt;
-}
-
 int hb_fault_for_cpu_kernel(hb_fault_state *f, unsigned *which)
 {
     if (!FAULTS_COMPILED_IN)

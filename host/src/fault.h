@@ -38,10 +38,6 @@ void hb_fault_configure(hb_fault_state *f, const hb_fault_plan *plan);
 /* hb_fault_for_launch: counts one launch; the fault to apply to it. */
 hb_fault_kind hb_fault_for_launch(hb_fault_state *f);
 
-/* hb_fault_for_cpu_lanes: 1 when the plan corrupts the digests the CPU
- * pool's multi-buffer lanes compute (HB_FAULT_CORRUPT_CPU_LANES). */
-int hb_fault_for_cpu_lanes(hb_fault_state *f);
-
 /* hb_fault_for_cpu_kernel: the break the plan puts in the pool's
  * multi-buffer kernel (CORRUPT_CPU_LANES, CPU_LANE, CPU_TAIL, CPU_CARRY)
  * as mb_batch.h's break and its lane or tail kind; HB_MB_BREAK_NONE (0)

@@ -121,8 +121,6 @@ typedef struct {
     unsigned n;          /* files in the set */
     size_t piece_bytes;  /* read per file and round: a multiple of 64 */
     unsigned char *area; /* capacity * piece_bytes */
-    uint64_t rng;        /* for the verification sample (prng.h) */
-    int sampled_round;   /* the thread's first round was checked */
     files_lane lane[HB_MB_LANES_MAX];
 } files_lanes;
 

@@ -9,15 +9,15 @@
  * pieces together (mb_streams.h: in lanes, or one by one where the
  * measured costs say so, as when few files are left), and finishes the
  * files that ended: last bytes and padding, the change check, the result.
- * Verified like a device, round by round (a round is the set's launch):
- * with the engine's verify mode full, every file's piece of every round;
- * with sample, one file's piece of the thread's first round and of
- * sample_per_mille of the others, is hashed again by OpenSSL from the
- * state it started from and the two states compared. A mismatch is
- * counted, every piece of that round is hashed again by OpenSSL from its
- * saved state (the data is still there), and the engine's lanes are taken
- * out (later rounds hash one by one). The last bytes and the padding are
- * OpenSSL's already.
+ * Verified round by round (a round is the set's launch): with the
+ * engine's verify mode full, every file's piece of every round is hashed
+ * again by OpenSSL from the state it started from and the two states
+ * compared; with sample, every round by structure (mb_streams.h: the
+ * first two blocks of every lane, from the state the piece started from,
+ * across two kernel calls). A mismatch is counted, every piece of that
+ * round is hashed again by OpenSSL from its saved state (the data is
+ * still there), and the engine's lanes are taken out (later rounds hash
+ * one by one). The last bytes and the padding are OpenSSL's already.
  *
  * Owns: the set, its rounds, and the streamed_* counts of its files.
  * Must not: map files, hold more than piece_bytes per lane, or block on
@@ -29,7 +29,6 @@
 #include "engine_internal.h"
 #include "fault.h"
 #include "files/files_internal.h"
-#include "prng.h"
 #include "sha1_openssl.h"
 
 void files_lanes_init(files_io_thread *t, hb_cpu_impl impl)
@@ -45,7 +44,6 @@ void files_lanes_init(files_io_thread *t, hb_cpu_impl impl)
     s->area = malloc(s->piece_bytes * s->capacity);
     if (s->area == NULL)
         s->capacity = 0; /* no room for the set: stream one at a time */
-    s->rng = hb_counters_next_random(&t->job->engine->counters);
 }
 
 void files_lanes_free(files_io_thread *t)
@@ -99,58 +97,40 @@ static void read_piece(hb_files_job *j, files_lane *l, unsigned char *buf, size_
     }
 }
 
-/* Which of this round's n pieces are checked: all (full), one at random
- * in the thread's first round and in sample_per_mille of the others
- * (sample), none (off). Returns how many; their positions in which[]. */
-static size_t pieces_to_check(files_io_thread *t, size_t n, size_t which[HB_MB_LANES_MAX])
-{
-    files_lanes *s = &t->lanes;
-    hb_engine *e = t->job->engine;
-    if (n == 0 || e->settings.verify == HB_VERIFY_OFF)
-        return 0;
-    if (e->settings.verify == HB_VERIFY_FULL) {
-        for (size_t k = 0; k < n; k++)
-            which[k] = k;
-        return n;
-    }
-    int first = !s->sampled_round;
-    s->sampled_round = 1;
-    if (!first && hb_prng_next(&s->rng) % 1000 >= e->settings.sample_per_mille)
-        return 0;
-    which[0] = (size_t)(hb_prng_next(&s->rng) % n);
-    return 1;
-}
-
-/* After a round in lanes: the checked pieces hashed again by OpenSSL from
- * their saved states; on a mismatch every piece of the round is, the
- * lanes are taken out, and 0 is returned. */
-static int check_round(files_io_thread *t, hb_mb_stream *const *streams, const uint8_t *const *data,
+/* A round whose check failed (or that the caller cannot trust): every
+ * piece again by OpenSSL from its saved state, and the lanes out. */
+static void redo_round(files_io_thread *t, hb_mb_stream *const *streams, const uint8_t *const *data,
                        const size_t *len, size_t n, const hb_mb_stream *before)
 {
-    hb_engine *e = t->job->engine;
-    size_t which[HB_MB_LANES_MAX];
-    size_t nchecked = pieces_to_check(t, n, which), mismatches = 0;
+    hb_engine_distrust_cpu_lanes(t->job->engine);
+    for (size_t k = 0; k < n; k++)
+        *streams[k] = before[k];
+    hb_mb_streams_update(HB_CPU_IMPL_SHA_NI, streams, data, len, n);
+}
+
+/* Full verification: every piece of the round hashed again by OpenSSL
+ * from its saved state and the states compared. */
+static void check_round_fully(files_io_thread *t, hb_mb_stream *const *streams,
+                              const uint8_t *const *data, const size_t *len, size_t n,
+                              const hb_mb_stream *before)
+{
+    size_t mismatches = 0;
     uint64_t bytes = 0;
-    for (size_t c = 0; c < nchecked; c++) {
-        size_t k = which[c];
+    for (size_t k = 0; k < n; k++) {
         hb_mb_stream want = before[k];
         hb_sha1_openssl_blocks(want.h, data[k], len[k] / HB_MB_BLOCK);
         mismatches += memcmp(want.h, streams[k]->h, sizeof want.h) != 0;
         bytes += len[k];
     }
-    hb_counters_verify(&e->counters, nchecked, bytes, mismatches);
-    if (mismatches == 0)
-        return 1;
-    hb_engine_distrust_cpu_lanes(e);
-    for (size_t k = 0; k < n; k++)
-        *streams[k] = before[k];
-    hb_mb_streams_update(HB_CPU_IMPL_SHA_NI, streams, data, len, n); /* the round again */
-    return 0;
+    hb_counters_verify(&t->job->engine->counters, n, bytes, mismatches);
+    if (mismatches > 0)
+        redo_round(t, streams, data, len, n, before);
 }
 
-/* The whole blocks of every lane's piece, through the lanes together
- * (checked as the verify mode says), or one by one by OpenSSL once the
- * engine's lanes are out. */
+/* The whole blocks of every lane's piece, through the lanes together,
+ * checked as the verify mode says (sampled: by structure, every round,
+ * mb_streams.h), or one by one by OpenSSL once the engine's lanes are
+ * out. */
 static void hash_pieces(files_io_thread *t)
 {
     files_lanes *s = &t->lanes;
@@ -176,11 +156,18 @@ static void hash_pieces(files_io_thread *t)
         hb_mb_streams_update(HB_CPU_IMPL_SHA_NI, streams, data, len, n);
         return;
     }
-    hb_mb_streams_update(s->impl, streams, data, len, n);
-    if (hb_fault_for_cpu_lanes(&e->faults))
-        for (size_t k = 0; k < n; k++)
-            streams[k]->h[0] ^= 1u; /* a test build's broken kernel */
-    check_round(t, streams, data, len, n, before);
+    hb_mb_check check = {0};
+    check.brk = (hb_mb_break_kind)hb_fault_for_cpu_kernel(&e->faults, &check.brk_which);
+    hb_verify_mode mode = e->settings.verify;
+    int by_structure = mode == HB_VERIFY_SAMPLE || check.brk != HB_MB_BREAK_NONE;
+    hb_mb_streams_update_checked(s->impl, streams, data, len, n, by_structure ? &check : NULL);
+    if (mode == HB_VERIFY_FULL) {
+        check_round_fully(t, streams, data, len, n, before);
+    } else if (mode == HB_VERIFY_SAMPLE) {
+        hb_counters_verify(&e->counters, check.runs, check.bytes, check.mismatches);
+        if (check.mismatches > 0)
+            redo_round(t, streams, data, len, n, before);
+    }
 }
 
 static void finish_lane(files_io_thread *t, files_lane *l)

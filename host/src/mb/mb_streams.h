@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mb/mb_batch.h"
 #include "mb/mb_impl.h"
 
 typedef struct {
@@ -30,6 +31,18 @@ void hb_mb_stream_init(hb_mb_stream *s);
  * HB_CPU_IMPL_SHA_NI always one by one. */
 void hb_mb_streams_update(hb_cpu_impl impl, hb_mb_stream *const *s, const uint8_t *const *data,
                           const size_t *len, size_t n);
+
+/* hb_mb_streams_update_checked: hb_mb_streams_update, its lanes checked
+ * by structure (check NULL: not checked): the first kernel call of each
+ * group of pieces runs two blocks of every lane, and each lane's two are
+ * hashed again by OpenSSL from the state the piece started from (so a
+ * state carried in from the previous piece is checked too); check's out
+ * fields count runs, bytes and mismatches (tails stays 0: the last bytes
+ * and the padding are OpenSSL's, hb_mb_stream_final). A mismatch does not
+ * stop the update: the caller redoes the pieces from their saved states. */
+void hb_mb_streams_update_checked(hb_cpu_impl impl, hb_mb_stream *const *s,
+                                  const uint8_t *const *data, const size_t *len, size_t n,
+                                  hb_mb_check *check);
 
 /* hb_mb_stream_final: appends the last len bytes (any length) to s, by
  * OpenSSL, and writes the digest of everything appended; s is spent. */
