@@ -134,9 +134,12 @@ typedef struct {
     unsigned ring_depth;       /* launches in flight per OpenCL device, each
                                   with its own staging buffers; 0: default
                                   (3) */
-    unsigned sample_per_mille; /* with HB_VERIFY_SAMPLE: messages checked
-                                  per thousand, at least one per batch;
-                                  0: default (16) */
+    unsigned sample_per_mille; /* with HB_VERIFY_SAMPLE, on OpenCL devices:
+                                  messages checked per thousand, beside
+                                  one per launch; 0: default (16). The
+                                  CPU's lanes are checked by structure
+                                  instead (every lane position and tail
+                                  kind of each batch: README) */
     int cpu_fallback;          /* 1 (default): a device error finishes the
                                   batch on the CPU pool; 0: return
                                   HB_ERR_DEVICE instead */
