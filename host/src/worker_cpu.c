@@ -114,16 +114,17 @@ void hb_engine_distrust_cpu_lanes(hb_engine *e)
 }
 
 /* Checks lane digests against OpenSSL, every one of them (full); returns
- * 1 when they stand, 0 when they were recomputed (or the watcher stopped
- * the check: *stopped). */
+ * 1 when they stand, 0 when they do not (*wrong: some differed; else the
+ * check could not run) or the watcher stopped the check (*stopped). */
 static int verify_lanes_fully(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out,
-                              hb_cpu_watch *w, int *stopped)
+                              hb_cpu_watch *w, int *stopped, int *wrong)
 {
     uint64_t rng = hb_counters_next_random(&e->counters);
     hb_verify_result check = {0, 0, 0};
     hb_status st = hb_verify_batch(m, n, (const hb_digest *)out, HB_VERIFY_FULL, 0, NULL, 0, &rng,
                                    w, &check);
     hb_counters_verify(&e->counters, check.checked, check.bytes, check.mismatches);
+    *wrong = check.mismatches > 0;
     if (st == HB_ERR_CANCELLED) {
         *stopped = 1;
         return 0;
@@ -161,10 +162,10 @@ int hb_cpu_hash_checked(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out,
         hb_counters_verify(&e->counters, check.runs + check.tails, check.bytes, check.mismatches);
         return check.mismatches == 0 || recompute_without_lanes(e, m, n, out, w, 1);
     }
-    int stopped = 0;
-    if (verify_lanes_fully(e, m, n, out, w, &stopped))
+    int stopped = 0, wrong = 0;
+    if (verify_lanes_fully(e, m, n, out, w, &stopped, &wrong))
         return 1;
-    return !stopped && recompute_without_lanes(e, m, n, out, w, 1);
+    return !stopped && recompute_without_lanes(e, m, n, out, w, wrong);
 }
 
 /* A test build's fault plan may hold a pool batch up, as a slow or busy
