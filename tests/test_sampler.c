@@ -78,7 +78,7 @@ static void flip(sample_case *c, size_t p)
 static hb_verify_result verify(const sample_case *c, hb_verify_mode mode, unsigned per_mille,
                                const size_t *must, size_t nmust, uint64_t seed)
 {
-    hb_verify_result r = {99, 99};
+    hb_verify_result r = {99, 99, 99};
     uint64_t rng = seed;
     ck_assert_int_eq(hb_verify_batch(c->set.m, c->set.n, (const hb_digest *)c->got, mode, per_mille,
                                      must, nmust, &rng, NULL, &r),
