@@ -1,7 +1,8 @@
 /*
  * fault.c - deliberate misbehaviour for tests.
  *
- * Owns: hb_testing_set_build_fault, hb_testing_set_calibration_slowdown
+ * Owns: hb_testing_set_build_fault, hb_testing_set_calibration_slowdown,
+ * hb_testing_set_lanes_forced
  * and the per-engine fault counters.
  * Compiled into every build, active only with HB_FAULT_INJECTION, so the
  * installed library refuses to misbehave.
@@ -178,6 +179,21 @@ uint64_t hb_fault_calibration_slowdown(void)
 {
     uint64_t f = FAULTS_COMPILED_IN ? atomic_load(&calibration_slowdown) : 1;
     return f > 1 ? f : 1;
+}
+
+static atomic_int lanes_forced;
+
+hb_status hb_testing_set_lanes_forced(int on)
+{
+    if (!FAULTS_COMPILED_IN)
+        return HB_ERR_INVALID_ARGUMENT;
+    atomic_store(&lanes_forced, on != 0);
+    return HB_OK;
+}
+
+int hb_fault_lanes_forced(void)
+{
+    return FAULTS_COMPILED_IN && atomic_load(&lanes_forced);
 }
 
 hb_status hb_testing_set_calibration_slowdown(uint64_t factor)

@@ -60,6 +60,9 @@ void hb_fault_wait_hold(hb_fault_state *f, uint64_t max_ns);
 /* hb_fault_build_requested: 1 when kernel builds are to fail. */
 int hb_fault_build_requested(void);
 
+/* hb_fault_lanes_forced: 1 while a test forces every CPU list into lanes. */
+int hb_fault_lanes_forced(void);
+
 /* hb_fault_calibration_slowdown: the factor calibrations are to see
  * backends slowed by (hb_testing_set_calibration_slowdown); 1 when none. */
 uint64_t hb_fault_calibration_slowdown(void);

@@ -82,6 +82,13 @@ hb_status hb_testing_set_fault(hb_engine *e, const hb_fault_plan *plan);
  * the last error); 0 restores. Returns as hb_testing_set_fault. */
 hb_status hb_testing_set_build_fault(int on);
 
+/* hb_testing_set_lanes_forced: on = 1 makes the CPU pool hash every
+ * list in its multi-buffer lanes, however few messages it has and
+ * whatever the measured costs say (where OpenSSL would be cheaper, as a
+ * slow instrumented build can measure), so that tests of the lanes'
+ * checks have lanes to check; 0 restores. Returns as hb_testing_set_fault. */
+hb_status hb_testing_set_lanes_forced(int on);
+
 /* hb_testing_set_calibration_slowdown: factor > 1 makes every later
  * calibration in this process (hb_engine_open without cached models)
  * see each backend factor times slower: its clock runs factor times
