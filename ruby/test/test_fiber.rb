@@ -158,7 +158,10 @@ class TestFiber < Minitest::Test
   end
 
   def test_value_in_a_fiber_gives_right_digests_while_another_fiber_runs
-    msgs = varied_messages + [PIECE] * 8
+    # 256 MiB: tens of milliseconds on any core count, so the job is still
+    # running when the fiber waits for it (8 pieces, 32 MiB, could finish
+    # before the fiber ran once, once long messages spread over every core)
+    msgs = varied_messages + [PIECE] * 64
     job = @engine.submit(msgs)
     got = nil
     ticks = 0
