@@ -66,8 +66,7 @@ int hb_cpu_hash_watched(hb_cpu_impl impl, const hb_msg *m, const size_t *which, 
 int hb_cpu_hash_structured(hb_cpu_impl impl, const hb_msg *m, const size_t *which, size_t count,
                            hb_digest *out, hb_cpu_watch *w, size_t *from_lanes, hb_mb_check *check)
 {
-    if (check != NULL)
-        check->runs = check->tails = check->mismatches = 0, check->bytes = 0;
+    hb_mb_check_reset(check); /* stays so where no lane runs */
     int forced = hb_fault_lanes_forced(); /* a test's: lanes whatever they cost */
     if (count == 1 && impl != HB_CPU_IMPL_SHA_NI && !forced && hb_mb_alone_by_openssl(impl))
         impl = HB_CPU_IMPL_SHA_NI; /* what the lanes' tail rule decides, without the detour */

@@ -104,8 +104,9 @@ static size_t min_size(size_t a, size_t b)
 /* The most messages one take gets from j: all it has left, or when that
  * is fewer than share_below, a fair share among share_among takers (at
  * least one). Long messages too: each is a sequential stream, so a job
- * of fewer than long_share_below (a full take for every taker) (16 of 16 MiB, 2 of 1 GiB) is
- * cut into share_among equal takes of its whole count, one per core,
+ * of fewer than long_share_below (a full take for every taker: 16 of
+ * 16 MiB, 2 of 1 GiB) is cut into share_among equal takes of its whole
+ * count, one per core,
  * rather than filling one core's lanes while the others wait (halving
  * what is left at each take would leave the last core a string of small
  * takes after the first is done). */

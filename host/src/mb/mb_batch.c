@@ -439,8 +439,7 @@ int hb_mb_hash_checked(hb_cpu_impl impl, hb_mb_tail_rule rule, const hb_msg *m,
                        const size_t *which, size_t count, hb_digest *out, hb_cpu_watch *w,
                        size_t *from_lanes, hb_mb_check *check)
 {
-    if (check != NULL)
-        check->runs = check->tails = check->mismatches = 0, check->bytes = 0;
+    hb_mb_check_reset(check);
     if (rule == HB_MB_TAIL_MEASURED && !hb_cpu_watch_stopped(w) &&
         small_list_by_openssl(hb_cpu_impl_describe(impl), hb_mb_costs_of(impl), m, which, count,
                               out, w)) {

@@ -59,6 +59,13 @@ typedef struct {
     size_t mismatches;    /* out: of runs and tails, how many differed */
 } hb_mb_check;
 
+/* hb_mb_check_reset: check's out fields to zero (check NULL: nothing). */
+static inline void hb_mb_check_reset(hb_mb_check *check)
+{
+    if (check != NULL)
+        check->runs = check->tails = check->mismatches = 0, check->bytes = 0;
+}
+
 /* hb_mb_hash: out[i] = SHA-1(m[i]) for each i listed in `which` (count
  * entries), or every i in [0, count) when which is NULL, with the
  * multi-buffer implementation impl (not HB_CPU_IMPL_SHA_NI; the caller

@@ -194,8 +194,7 @@ void hb_mb_streams_update_checked(hb_cpu_impl impl, hb_mb_stream *const *s,
                                   const uint8_t *const *data, const size_t *len, size_t n,
                                   hb_mb_check *check)
 {
-    if (check != NULL)
-        check->runs = check->tails = check->mismatches = 0, check->bytes = 0;
+    hb_mb_check_reset(check);
     unsigned lanes = hb_cpu_impl_describe(impl)->lanes;
     if (lanes == 0) {
         for (size_t k = 0; k < n; k++) {
