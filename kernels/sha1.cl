@@ -27,6 +27,16 @@
  * Each lane's state is read, advanced over its blocks and written back in
  * place, so a long message continues across launches.
  *
+ * The probe (host/src/probe.h): every kernel also takes `probe`, through
+ * which the host's verification by structure asks chosen lanes for their
+ * state at chosen block boundaries. Words [0, 16) name the groups watched
+ * (slot s watches group probe[s]; 0xFFFFFFFF: slot unused); word
+ * PROBE_AT(s, k) + i is a block count a (0: none) for check k (0 or 1) of
+ * lane i of slot s's group, and the kernel writes that lane's state after
+ * its first a blocks of this launch to the five words
+ * PROBE_OUT(s, k) + w * 16 + i. Groups no slot watches pay one scan of the
+ * slots per launch and one test per block.
+ *
  * HB_LANES picks the shape of a work-item, the layout staying the same:
  *   16: one work-item per group, the 16 lanes in one uint16 (CPU devices:
  *       the vector ops map onto AVX-512 rotates and ternary logic);
@@ -63,6 +73,108 @@ typedef uint lane_t;
 #endif
 
 #define ROTL(x, n) rotate((x), (lane_t)(n))
+
+#if HB_LANES == 16
+/* all ones in the lanes where a == b */
+#define LANES_EQUAL(a, b) as_uint16((uint16)(a) == (b))
+#define ANY_LANE(mask) any(as_int16(mask))
+#define LANE_IDS ((uint16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+/* v in the lanes of mask, the word at base + offset elsewhere */
+#define MERGE_WORD(base, offset, v, mask) bitselect(LOAD_WORD((base), (offset)), (v), (mask))
+#else
+#define MERGE_WORD(base, offset, v, mask) (v)
+#define LANES_EQUAL(a, b) (0u - (uint)((uint)(a) == (b)))
+#define ANY_LANE(mask) ((mask) != 0u)
+#define LANE_IDS ((uint)(get_global_id(0) & 15))
+#endif
+
+/* ---- the probe ---------------------------------------------------------- */
+
+#define PROBE_SLOTS 8
+#define PROBE_NONE 0xFFFFFFFFu
+#define PROBE_AT(s, k) (16 + ((s) * 2 + (k)) * 16)
+#define PROBE_OUT(s, k) (16 + PROBE_SLOTS * 32 + ((s) * 2 + (k)) * 80)
+
+/* probe_slot: the slot watching `group`, or -1. */
+static int probe_slot(__global const uint *probe, size_t group)
+{
+    for (int s = 0; s < PROBE_SLOTS; s++)
+        if (probe[s] != PROBE_NONE && probe[s] == group)
+            return s;
+    return -1;
+}
+
+/* probe_after: the lanes (offset `lane` into the slot's words) whose check
+ * k asked for their state after `done` blocks get h written. */
+static inline __attribute__((always_inline)) void probe_write(__global uint *probe, int slot,
+                                                              int k, size_t lane, uint done,
+                                                              const lane_t h[5])
+{
+    const lane_t wanted = LANES_EQUAL(done, LOAD_WORD(probe + PROBE_AT(slot, k) + lane, 0));
+    if (!ANY_LANE(wanted))
+        return;
+    __global uint *out = probe + PROBE_OUT(slot, k) + lane;
+    for (int w = 0; w < 5; w++)
+        STORE_WORD(out, w * 16, MERGE_WORD(out, w * 16, h[w], wanted));
+}
+
+static inline __attribute__((always_inline)) void probe_after(__global uint *probe, int slot,
+                                                              size_t lane, uint done,
+                                                              const lane_t h[5])
+{
+    if (slot < 0)
+        return;
+    probe_write(probe, slot, 0, lane, done, h);
+    probe_write(probe, slot, 1, lane, done, h);
+}
+
+/* probe_next_stop: the first block count after `done` at which the
+ * probe wants this lane's state (one lane per work-item), else `most`. */
+static uint probe_next_stop(__global const uint *probe, int slot, size_t lane, uint done,
+                            uint most)
+{
+    uint stop = most;
+    for (int k = 0; slot >= 0 && k < 2; k++) {
+        const uint at = probe[PROBE_AT(slot, k) + lane];
+        if (at > done && at < stop)
+            stop = at;
+    }
+    return stop;
+}
+
+#if HB_LANES == 1
+/* probe_lane_at_stop: one lane per work-item, after `done` blocks, one of
+ * its probe's stops: the state (h0..h4) written where it is wanted; the
+ * next stop returned. Not inlined: the block loop that calls it, rarely,
+ * keeps its registers for the compression. */
+__attribute__((noinline)) static uint probe_lane_at_stop(__global uint *probe, int slot,
+                                                         size_t lane, uint done, uint most,
+                                                         uint h0, uint h1, uint h2, uint h3,
+                                                         uint h4)
+{
+    const uint h[5] = {h0, h1, h2, h3, h4};
+    probe_after(probe, slot, lane, done, h);
+    return probe_next_stop(probe, slot, lane, done, most);
+}
+#endif
+
+/* ---- faults built in on purpose (test builds only) ----------------------
+ * The host adds these defines only when a test asks for a broken kernel
+ * (hb_testing_set_device_break), so that verification can be shown to
+ * catch each kind of fault; the library never builds them otherwise. */
+#ifdef HB_BREAK_LANE /* lane HB_BREAK_LANE of every group: wrong after each block */
+#define BREAK_AFTER_BLOCK(h) ((h)[0] ^= LANES_EQUAL(HB_BREAK_LANE, LANE_IDS) & (lane_t)1u)
+#else
+#define BREAK_AFTER_BLOCK(h) ((void)0)
+#endif
+/* kernel number HB_BREAK_KERNEL (0 blocks, 1 in place, 2 uniform): every
+ * lane's final state wrong */
+#define BREAK_KERNEL(n, h) BREAK_KERNEL_(n, h)
+#if defined(HB_BREAK_KERNEL)
+#define BREAK_KERNEL_(n, h) ((n) == HB_BREAK_KERNEL ? (void)((h)[0] ^= (lane_t)1u) : (void)0)
+#else
+#define BREAK_KERNEL_(n, h) ((void)0)
+#endif
 
 /* Round functions as bit selects: one ternary-logic instruction each. */
 #define F_CH(b, c, d) bitselect((d), (c), (b))
@@ -151,7 +263,8 @@ __kernel void hb_sha1_blocks(__global const uint *blocks,
                              __global uint *state,
                              __global const uint *lane_blocks,
                              uint stride,
-                             uint ngroups)
+                             uint ngroups,
+                             __global uint *probe)
 {
 #if HB_LANES == 16
     const size_t group = get_global_id(0);
@@ -168,13 +281,34 @@ __kernel void hb_sha1_blocks(__global const uint *blocks,
     LOAD_STATE(h, lane_state);
     const lane_t counts = LOAD_WORD(lane_blocks + group * 16 + lane, 0);
     const uint most = lanes_max(counts);
+    const int slot = probe_slot(probe, group);
     __global const uint *block = blocks + group * (size_t)stride * 256 + lane;
+#if HB_LANES == 16
     for (uint i_block = 0; i_block < most; i_block++, block += 256) {
         lane_t w[16];
         for (int j = 0; j < 16; j++)
             w[j] = LOAD_WORD(block, j * 16);
         compress_block(w, h, ACTIVE_MASK(i_block, counts));
+        BREAK_AFTER_BLOCK(h);
+        probe_after(probe, slot, lane, i_block + 1, h);
     }
+#else
+    /* One lane per work-item: the loop carries only the next block count
+     * at which the probe wants this lane's state (a GPU's registers are
+     * few); the probe's words are read again only there. */
+    uint stop = probe_next_stop(probe, slot, lane, 0, most);
+    for (uint i_block = 0; i_block < most; i_block++, block += 256) {
+        lane_t w[16];
+        for (int j = 0; j < 16; j++)
+            w[j] = LOAD_WORD(block, j * 16);
+        compress_block(w, h, ACTIVE_MASK(i_block, counts));
+        BREAK_AFTER_BLOCK(h);
+        if (i_block + 1 == stop)
+            stop = probe_lane_at_stop(probe, slot, lane, stop, most, h[0], h[1], h[2], h[3],
+                                      h[4]);
+    }
+#endif
+    BREAK_KERNEL(0, h);
     STORE_STATE(h, lane_state);
 }
 
@@ -279,7 +413,8 @@ __kernel void hb_sha1_in_place(__global const uchar *bytes,
                                __global const uchar *tails,
                                __global uint *state,
                                __global const uint *lane_blocks,
-                               uint ngroups)
+                               uint ngroups,
+                               __global uint *probe)
 {
     const size_t group = get_global_id(0);
     if (group >= ngroups)
@@ -292,6 +427,7 @@ __kernel void hb_sha1_in_place(__global const uchar *bytes,
     const uint16 offsets = vload16(0, lane_offset + first);
     const uint16 wholes = vload16(0, lane_whole + first);
     const uint most = lanes_max(counts);
+    const int slot = probe_slot(probe, group);
     for (uint i_block = 0; i_block < most; i_block++) {
         uint16 w[16];
 #pragma unroll
@@ -300,7 +436,10 @@ __kernel void hb_sha1_in_place(__global const uchar *bytes,
                                               i_block));
         transpose16(w);
         compress_block(w, h, ACTIVE_MASK(i_block, counts));
+        BREAK_AFTER_BLOCK(h);
+        probe_after(probe, slot, 0, i_block + 1, h);
     }
+    BREAK_KERNEL(1, h);
     STORE_STATE(h, lane_state);
 }
 /* padding_schedule: K + W[t] for the 80 rounds of the padding block of a
@@ -308,6 +447,9 @@ __kernel void hb_sha1_in_place(__global const uchar *bytes,
  * lane, so it is computed once, in scalars. */
 static inline __attribute__((always_inline)) void padding_schedule(uint length, uint kw[80])
 {
+#ifdef HB_BREAK_PADDING /* test builds: the padding block's length wrong */
+    length ^= 1u;
+#endif
     uint w[16] = {0x80000000u, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, length >> 29, length << 3};
 #pragma unroll
     for (int t = 0; t < 80; t++) {
@@ -360,7 +502,8 @@ static inline __attribute__((always_inline)) void compress_fixed_block(const uin
  * block when the length is a multiple of 64 (built here), else the host's
  * packed tails (tails + l * 128). The digest bytes of message l go to
  * digests + digest_offset + l * 20. No plan, no state buffer: the batch
- * runs start to end in one launch.
+ * runs start to end in one launch. Its probe's groups are work-items
+ * (messages 16g..16g+15); probed states are after whole blocks only.
  */
 __kernel void hb_sha1_uniform(__global const uchar *bytes,
                               __global const uint *lane_offset,
@@ -368,11 +511,13 @@ __kernel void hb_sha1_uniform(__global const uchar *bytes,
                               uint length,
                               uint nmsg,
                               __global uchar *digests,
-                              uint digest_offset)
+                              uint digest_offset,
+                              __global uint *probe)
 {
     const size_t first = get_global_id(0) * 16;
     if (first >= nmsg)
         return;
+    const int slot = probe_slot(probe, get_global_id(0));
     const uint16 offsets = vload16(0, lane_offset + first);
     const uint16 all = (uint16)0xFFFFFFFFu;
     uint16 h[5] = {(uint16)0x67452301u, (uint16)0xEFCDAB89u, (uint16)0x98BADCFEu,
@@ -385,6 +530,8 @@ __kernel void hb_sha1_uniform(__global const uchar *bytes,
             w[i] = load_block_be(bytes + offsets[i] + (size_t)b * 64);
         transpose16(w);
         compress_block(w, h, all);
+        BREAK_AFTER_BLOCK(h);
+        probe_after(probe, slot, 0, b + 1, h);
     }
     if (rest == 0) {
         uint kw[80];
@@ -401,6 +548,8 @@ __kernel void hb_sha1_uniform(__global const uchar *bytes,
             compress_block(w, h, all);
         }
     }
+    BREAK_AFTER_BLOCK(h);
+    BREAK_KERNEL(2, h);
     __global uchar *out = digests + digest_offset + first * 20;
     const uint lanes = min(16u, nmsg - (uint)first);
     for (uint i = 0; i < lanes; i++)

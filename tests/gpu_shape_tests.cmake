@@ -15,7 +15,7 @@
 # installed library (the CLI links it) ignores the variable.
 
 set(HB_GPU_SHAPE_UNIT_SUITES test_errors test_devices test_lengths test_cavp test_collisions
-    test_faults test_sampler test_random test_uniform test_files test_sched test_program_cache
+    test_faults test_sampler test_probe test_random test_uniform test_files test_sched test_program_cache
     test_open_cost test_calibrate)
 set(HB_GPU_SHAPE_SERVICE_SUITES test_jobs test_cancel_close test_threads test_fault_matrix
     test_stats)

@@ -20,9 +20,10 @@
  * (slice starts, slice ends, the middles, a stride over the whole batch)
  * is caught within a bound of batches that misses it with probability
  * under 1e-12; (c) the engine: one OpenCL lane corrupted per launch
- * (HB_FAULT_CORRUPT_ONE) under sampled verification: the stats' verified
- * and mismatch counts are exact, and the wrong digest reaches the caller
- * exactly when the sample missed it.
+ * (HB_FAULT_CORRUPT_ONE) under sampled verification with a sample of
+ * whole messages (sample_per_mille) beside the probes of every launch
+ * (probe.h; tests/test_probe.c covers them): the counts are the sample's
+ * plus the probes', and the wrong lane never reaches the caller.
  * Must not: assert on time; (c) needs an OpenCL device (pocl's CPU device
  * will do) and fails, saying so, where there is none.
  */
@@ -326,15 +327,14 @@ static size_t engine_batch(hb_engine *e, const sample_case *c)
     return wrong;
 }
 
-/* Batches of 16 at 16 per mille: the sample rounds to nothing, so each
- * batch checks the device's one pick per launch and no more: verified
- * grows by exactly the batch's launches. A mismatch is counted when a
- * pick hit its launch's wrong lane, and then the batch is recomputed (no
- * wrong digest delivered, the device quarantined); with none counted,
- * every launch's wrong lane reaches the caller (the sampling rate the
- * caller chose lets it). Batches until the first catch: a pick among at
- * most 16 lanes hits the wrong one with chance at least 1/16, so 600
- * batches all miss with chance below (15/16)^600 < 1e-16. */
+/* Batches of 16 one-block messages at 16 per mille: every launch is
+ * probed (probe.h), which for one group of 16 messages with no whole
+ * block is one check of each lane's tail from SHA-1's initial state, so
+ * the wrong lane (lane 0 of group 0, HB_FAULT_CORRUPT_ONE) is caught in
+ * the first batch: counted, the batch recomputed (no wrong digest
+ * delivered), the device quarantined; verified grows by exactly 16 per
+ * launch (the sample of whole messages, one here, is not drawn for a
+ * batch the probes already condemned). */
 #define SMALL_N 16u
 
 START_TEST(test_engine_small_sample)
@@ -343,40 +343,24 @@ START_TEST(test_engine_small_sample)
     case_make(&c, SMALL_N, ENGINE_LEN, 0x5a40);
     hb_engine *e = open_corrupt_one(16);
     hb_stats before = stats_of(e);
-    unsigned k = 0, misses = 0;
-    int caught = 0;
-    for (; k < 600 && !caught; k++) {
-        size_t wrong = engine_batch(e, &c);
-        hb_stats st = stats_of(e);
-        uint64_t launches = st.device_launches - before.device_launches;
-        uint64_t verified = st.verified - before.verified;
-        uint64_t mismatches = st.verify_mismatches - before.verify_mismatches;
-        ck_assert_msg(launches >= 1, "batch %u: no device launch: %s", k, hb_engine_describe(e));
-        ck_assert_uint_eq(verified, launches);
-        ck_assert_uint_le(mismatches, launches);
-        if (mismatches == 0) {
-            ck_assert_uint_eq(wrong, launches); /* one lane per launch */
-            ck_assert_int_eq(st.quarantined, 0);
-            misses++;
-        } else {
-            ck_assert_uint_eq(wrong, 0); /* recomputed */
-            ck_assert_int_eq(st.quarantined, 1);
-            tu_print_stats("corrupt one, small sample, caught", &st);
-            caught = 1;
-        }
-        before = st;
-    }
-    ck_assert_msg(caught, "%u batches: the one wrong lane was never picked", k);
-    fprintf(stderr, "small sample: %u batches missed it, then one caught it\n", misses);
+    size_t wrong = engine_batch(e, &c);
+    hb_stats st = stats_of(e);
+    tu_print_stats("corrupt one, small sample", &st);
+    uint64_t launches = st.device_launches - before.device_launches;
+    ck_assert_msg(launches >= 1, "no device launch: %s", hb_engine_describe(e));
+    ck_assert_uint_eq(st.verified - before.verified, launches * SMALL_N);
+    ck_assert_uint_ge(st.verify_mismatches - before.verify_mismatches, launches);
+    ck_assert_uint_eq(wrong, 0);
+    ck_assert_int_eq(st.quarantined, 1);
     hb_engine_close(e);
     case_free(&c);
 }
 END_TEST
 
-/* Per mille 1000: the sample is the whole batch, so verified is exactly
- * the batch (each message once, the launches' picks among them) and
- * every launch's wrong lane is one mismatch; the batch is recomputed and
- * no wrong digest reaches the caller. */
+/* Per mille 1000: the sample is the whole batch, each message once, and
+ * the probes check up to 16 more lanes per launch (a random group; the
+ * last may hold fewer): every launch's wrong lane is a mismatch at least
+ * once; the batch is recomputed and no wrong digest reaches the caller. */
 #define WHOLE_N 999u
 
 START_TEST(test_engine_whole_sample)
@@ -390,8 +374,9 @@ START_TEST(test_engine_whole_sample)
     ck_assert_msg(st.device_launches >= 1, "no device launch: %s", hb_engine_describe(e));
     ck_assert_uint_eq(wrong, 0);
     ck_assert_uint_eq(st.messages, WHOLE_N);
-    ck_assert_uint_eq(st.verified, WHOLE_N);
-    ck_assert_uint_eq(st.verify_mismatches, st.device_launches);
+    ck_assert_uint_ge(st.verified, WHOLE_N + st.device_launches);
+    ck_assert_uint_le(st.verified, WHOLE_N + st.device_launches * 16);
+    ck_assert_uint_ge(st.verify_mismatches, st.device_launches);
     ck_assert_int_eq(st.quarantined, 1);
     hb_engine_close(e);
     case_free(&c);

@@ -99,13 +99,14 @@ enum {
     "  --backend B   auto (default: a GPU, else pocl, else cpu), opencl or cpu\n"                  \
     "  --device D    OpenCL devices: all, gpu, cpu, P:D (as `hashbatch devices`\n"                 \
     "                lists them) or a name substring\n"                                            \
-    "  --verify V    check device digests with OpenSSL: off, sample (default)\n"                   \
-    "                or full\n"
+    "  --verify V    check what the devices and lanes compute with OpenSSL:\n"                     \
+    "                sample (default: every lane position and tail rule of\n"                      \
+    "                each launch, on a few blocks), full (every digest), off\n"
 
 #define CLI_ENGINE_ENV_HELP                                                                        \
     "Environment: HASHBATCH_BACKEND, HASHBATCH_DEVICE and HASHBATCH_VERIFY\n"                      \
-    "give defaults for --backend, --device and --verify; options win.\n"                          \
-    "HASHBATCH_DEVICE_CORES=LIST (cores such as 1 or 2-3) runs the OpenCL\n"                      \
+    "give defaults for --backend, --device and --verify; options win.\n"                           \
+    "HASHBATCH_DEVICE_CORES=LIST (cores such as 1 or 2-3) runs the OpenCL\n"                       \
     "runtime's threads there and the CPU pool on the other cores.\n"
 
 typedef struct {

@@ -135,11 +135,13 @@ typedef struct {
                                   with its own staging buffers; 0: default
                                   (3) */
     unsigned sample_per_mille; /* with HB_VERIFY_SAMPLE, on OpenCL devices:
-                                  messages checked per thousand, beside
-                                  one per launch; 0: default (16). The
+                                  whole messages re-hashed per thousand,
+                                  at random, beside the checks by
+                                  structure every launch gets (every lane
+                                  position and kind of ending: README);
+                                  0 (default): none beyond those. The
                                   CPU's lanes are checked by structure
-                                  instead (every lane position and tail
-                                  kind of each batch: README) */
+                                  only */
     int cpu_fallback;          /* 1 (default): a device error finishes the
                                   batch on the CPU pool; 0: return
                                   HB_ERR_DEVICE instead */
@@ -369,21 +371,21 @@ HB_API const char *hb_cost_class_name(unsigned c);
 typedef struct {
     char name[96]; /* "opencl 0:0 pthread-...", "cpu pool" */
     int is_cpu;
-    uint64_t messages; /* messages it hashed */
-    uint64_t bytes;    /* message bytes it hashed */
-    uint64_t batches;  /* batches it took from the queue */
-    uint64_t launches; /* kernel launches (devices) */
-    uint64_t busy_ns;  /* time spent working on batches */
-    uint64_t errors;   /* OpenCL errors */
-    int quarantined;   /* 1 once the device is no longer used */
-    int shares_host_cores; /* the pool, or an OpenCL CPU device (pocl) */
-    int takes_jobs;        /* the scheduler gives it queued work (else it
-                              only takes work a faulty device handed back) */
-    uint64_t predicted_ns; /* its model's predictions for the batches it
-                              completed, summed (made when each was taken) */
-    uint64_t measured_ns;  /* what those batches took: for a device, the
-                              time each added to its pipeline; for the pool,
-                              thread time (its threads run side by side) */
+    uint64_t messages;                    /* messages it hashed */
+    uint64_t bytes;                       /* message bytes it hashed */
+    uint64_t batches;                     /* batches it took from the queue */
+    uint64_t launches;                    /* kernel launches (devices) */
+    uint64_t busy_ns;                     /* time spent working on batches */
+    uint64_t errors;                      /* OpenCL errors */
+    int quarantined;                      /* 1 once the device is no longer used */
+    int shares_host_cores;                /* the pool, or an OpenCL CPU device (pocl) */
+    int takes_jobs;                       /* the scheduler gives it queued work (else it
+                                             only takes work a faulty device handed back) */
+    uint64_t predicted_ns;                /* its model's predictions for the batches it
+                                             completed, summed (made when each was taken) */
+    uint64_t measured_ns;                 /* what those batches took: for a device, the
+                                             time each added to its pipeline; for the pool,
+                                             thread time (its threads run side by side) */
     hb_cost_terms model[HB_COST_CLASSES]; /* its cost model now */
 } hb_device_stats;
 
@@ -413,10 +415,10 @@ typedef struct {
     int models_from_cache;      /* 1 when they came from the model cache */
     unsigned ndevices;          /* entries used in device[] */
     hb_device_stats device[HB_STATS_MAX_DEVICES];
-    uint64_t verified_bytes;    /* message bytes verification hashed again:
-                                   against bytes, the share of the work
-                                   re-done, which is the chance that a
-                                   transient fault in one place is caught */
+    uint64_t verified_bytes; /* message bytes verification hashed again:
+                                against bytes, the share of the work
+                                re-done, which is the chance that a
+                                transient fault in one place is caught */
 } hb_stats;
 
 /* hb_engine_stats: a snapshot of e's counters. Thread-safe.

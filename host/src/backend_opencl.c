@@ -39,6 +39,7 @@
 
 #include "cl_errors.h"
 #include "pack.h"
+#include "probe.h"
 #include "program_cache.h"
 #include "stage_in_place.h"
 
@@ -57,6 +58,7 @@ typedef struct {
     cl_mem state;                  /* 5 words per lane */
     cl_mem counts;                 /* 1 word per lane: blocks it runs */
     cl_mem offsets, wholes, tails; /* in-place lane descriptors */
+    cl_mem probe;                  /* HB_PROBE_WORDS: a probed launch's */
     /* copied slots: the pinned staging, mapped from open to close, laid
      * out as blocks, state, counts (the device buffers above hold no
      * host pointer) */
@@ -74,6 +76,7 @@ typedef struct {
     const hb_plan *plan;
     size_t launch;
     hb_digest *states;
+    hb_probe *probed; /* the launch's probe (NULL: none) */
     hb_fault_kind fault;
     void *tag;
 } cl_slot;
@@ -86,6 +89,7 @@ struct hb_opencl {
     cl_kernel kernel;
     cl_kernel in_place_kernel; /* NULL where whole blocks are packed */
     cl_kernel uniform_kernel;  /* likewise */
+    cl_mem no_probe;           /* the probe words of a launch not probed */
     size_t max_span;           /* widest buffer the device allows */
     cl_slot slots[MAX_RING];
     unsigned ring;
@@ -143,15 +147,17 @@ static hb_status build_failure(hb_opencl *cl, cl_int rc, hb_error_slot *err)
 }
 
 /* The program cache's file for this device and these options (0: none,
- * or the build is to fail on purpose and must really be built). */
-static int program_cache_file(const hb_opencl *cl, const char *options, char key[HB_PROGRAM_KEY_HEX],
-                              char *path, size_t size)
+ * or the build is to fail or to be broken on purpose and must really be
+ * built, and not kept). */
+static int program_cache_file(const hb_opencl *cl, const char *options,
+                              char key[HB_PROGRAM_KEY_HEX], char *path, size_t size)
 {
-    if (hb_fault_build_requested())
+    unsigned which;
+    if (hb_fault_build_requested() || hb_fault_device_break(&which) != HB_DEVICE_BREAK_NONE)
         return 0;
     const hb_device_info *d = &cl->device.info;
-    const char *parts[] = {d->platform_name, d->name, d->vendor, d->version, d->driver_version,
-                           options};
+    const char *parts[] = {d->platform_name, d->name,           d->vendor,
+                           d->version,       d->driver_version, options};
     hb_program_key(key, parts, sizeof parts / sizeof parts[0], hb_kernel_sha1_source,
                    hb_kernel_sha1_source_size);
     return hb_program_cache_path(path, size, key);
@@ -167,8 +173,8 @@ static int build_from_cache(hb_opencl *cl, const char *options, const char *key,
         return 0;
     cl_int rc, status = CL_SUCCESS;
     const unsigned char *bins[] = {binary};
-    cl->program = clCreateProgramWithBinary(cl->context, 1, &cl->device.device, &len, bins,
-                                            &status, &rc);
+    cl->program =
+        clCreateProgramWithBinary(cl->context, 1, &cl->device.device, &len, bins, &status, &rc);
     free(binary);
     if (rc == CL_SUCCESS && status == CL_SUCCESS)
         rc = clBuildProgram(cl->program, 1, &cl->device.device, options, NULL, NULL);
@@ -208,12 +214,31 @@ static hb_status build_from_source(hb_opencl *cl, const char *options, hb_error_
     return HB_OK;
 }
 
+/* A test build's kernel broken on purpose (hb_testing_set_device_break):
+ * its define, or "" for none. */
+static const char *break_option(char *text, size_t size)
+{
+    unsigned which;
+    switch (hb_fault_device_break(&which)) {
+    case HB_DEVICE_BREAK_LANE:
+        snprintf(text, size, " -DHB_BREAK_LANE=%uu", which);
+        return text;
+    case HB_DEVICE_BREAK_KERNEL:
+        snprintf(text, size, " -DHB_BREAK_KERNEL=%u", which);
+        return text;
+    case HB_DEVICE_BREAK_TAIL:
+        return which == 0 ? " -DHB_BREAK_PADDING" : "";
+    default:
+        return "";
+    }
+}
+
 static hb_status build_program(hb_opencl *cl, hb_error_slot *err)
 {
-    char options[128];
+    char options[192], broken[64];
     unsigned lanes = hb_fault_build_requested() ? 3u : cl->lanes_per_item;
-    snprintf(options, sizeof options, "-DHB_LANES=%u%s -cl-std=CL1.2", lanes,
-             cl->max_span > 0 ? " -DHB_IN_PLACE" : "");
+    snprintf(options, sizeof options, "-DHB_LANES=%u%s%s -cl-std=CL1.2", lanes,
+             cl->max_span > 0 ? " -DHB_IN_PLACE" : "", break_option(broken, sizeof broken));
     char key[HB_PROGRAM_KEY_HEX], path[4096];
     int cached = program_cache_file(cl, options, key, path, sizeof path);
     if (!cached || !build_from_cache(cl, options, key, path)) {
@@ -287,6 +312,9 @@ static hb_status create_slot(hb_opencl *cl, cl_slot *slot, hb_error_slot *err)
     CL_CHECK("clCreateBuffer(state)", rc);
     slot->counts = clCreateBuffer(cl->context, flags, cl->lanes_max * sizeof(uint32_t), NULL, &rc);
     CL_CHECK("clCreateBuffer(counts)", rc);
+    slot->probe = clCreateBuffer(cl->context, CL_MEM_READ_WRITE, HB_PROBE_WORDS * sizeof(uint32_t),
+                                 NULL, &rc);
+    CL_CHECK("clCreateBuffer(probe)", rc);
     if (cl->max_span == 0)
         return HB_OK;
     cl_mem *lane_words[] = {&slot->offsets, &slot->wholes};
@@ -300,8 +328,23 @@ static hb_status create_slot(hb_opencl *cl, cl_slot *slot, hb_error_slot *err)
     return HB_OK;
 }
 
+/* The probe words every launch not probed gets: no group watched. */
+static hb_status create_no_probe(hb_opencl *cl, hb_error_slot *err)
+{
+    hb_probe none;
+    hb_probe_clear(&none);
+    cl_int rc;
+    cl->no_probe = clCreateBuffer(cl->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                  HB_PROBE_WORDS * sizeof(uint32_t), none.words, &rc);
+    CL_CHECK("clCreateBuffer(no probe)", rc);
+    return HB_OK;
+}
+
 static hb_status create_slots(hb_opencl *cl, hb_error_slot *err)
 {
+    hb_status made = create_no_probe(cl, err);
+    if (made != HB_OK)
+        return made;
     cl->lanes_max = hb_plan_lanes_max(cl->staging_bytes);
     for (unsigned i = 0; i < cl->ring; i++) {
         hb_status st = create_slot(cl, &cl->slots[i], err);
@@ -446,8 +489,8 @@ static void release_slot(hb_opencl *cl, cl_slot *slot)
     }
     if (slot->pinned)
         clReleaseMemObject(slot->pinned);
-    cl_mem extra[] = {slot->offsets, slot->wholes, slot->tails};
-    for (size_t i = 0; i < 3; i++)
+    cl_mem extra[] = {slot->offsets, slot->wholes, slot->tails, slot->probe};
+    for (size_t i = 0; i < 4; i++)
         if (extra[i])
             clReleaseMemObject(extra[i]);
     if (slot->counts)
@@ -471,6 +514,8 @@ void hb_opencl_close(hb_opencl *cl)
         clReleaseKernel(cl->in_place_kernel);
     if (cl->uniform_kernel)
         clReleaseKernel(cl->uniform_kernel);
+    if (cl->no_probe)
+        clReleaseMemObject(cl->no_probe);
     if (cl->program)
         clReleaseProgram(cl->program);
     cl_command_queue queues[] = {cl->write_queue, cl->exec_queue, cl->read_queue};
@@ -528,8 +573,10 @@ static launch_view view_of(const hb_plan *plan, size_t index)
 }
 
 /* Each lane's starting state: SHA-1's initial one, or where the message's
- * previous launch left it (zeros for unused lanes). */
-static void fill_states(const launch_view *v, const hb_digest *states, uint32_t *state)
+ * previous launch left it (zeros for unused lanes); a test build's
+ * HB_FAULT_DEVICE_CARRY (break_carry) loads a carried one wrong. */
+static void fill_states(const launch_view *v, const hb_digest *states, uint32_t *state,
+                        int break_carry)
 {
     size_t lanes = v->ngroups * HB_LANES;
     for (size_t l = 0; l < lanes; l++) {
@@ -540,6 +587,8 @@ static void fill_states(const launch_view *v, const hb_digest *states, uint32_t 
                 hb_state_initial(lane_state);
             else
                 memcpy(lane_state, states[s->msg], sizeof lane_state);
+            if (break_carry && s->first_block > 0)
+                lane_state[2] ^= 1u;
         }
         hb_state_store_lane(state + l / HB_LANES * HB_GROUP_STATE_WORDS, (unsigned)(l % HB_LANES),
                             lane_state);
@@ -608,7 +657,7 @@ static hb_status stage_packed(hb_opencl *cl, cl_slot *slot, const launch_view *v
     };
     cl_int rc = map_for_writing(cl, maps, 3);
     if (rc == CL_SUCCESS) {
-        fill_states(v, states, maps[MAP_STATE].ptr);
+        fill_states(v, states, maps[MAP_STATE].ptr, slot->fault == HB_FAULT_DEVICE_CARRY);
         pack_lanes(v, m, maps[MAP_BLOCKS].ptr, maps[MAP_COUNTS].ptr);
     }
     unmap_all(cl, maps, 3, unmapped);
@@ -623,7 +672,7 @@ static hb_status stage_copied(hb_opencl *cl, cl_slot *slot, const launch_view *v
                               const hb_digest *states, cl_event *written, hb_error_slot *err)
 {
     size_t lanes = v->ngroups * HB_LANES;
-    fill_states(v, states, slot->host_state);
+    fill_states(v, states, slot->host_state, slot->fault == HB_FAULT_DEVICE_CARRY);
     pack_lanes(v, m, slot->host_blocks, slot->host_counts);
     mapping writes[3] = {
         [MAP_STATE] = {slot->state, lanes * 5 * sizeof(uint32_t), slot->host_state},
@@ -654,7 +703,7 @@ static hb_status stage_in_place(hb_opencl *cl, cl_slot *slot, const launch_view 
     };
     cl_int rc = map_for_writing(cl, maps, MAX_MAPS);
     if (rc == CL_SUCCESS) {
-        fill_states(v, states, maps[MAP_STATE].ptr);
+        fill_states(v, states, maps[MAP_STATE].ptr, slot->fault == HB_FAULT_DEVICE_CARRY);
         hb_in_place_lanes out = {maps[MAP_OFFSETS].ptr, maps[MAP_WHOLES].ptr, maps[MAP_COUNTS].ptr,
                                  maps[MAP_TAILS].ptr};
         hb_in_place_fill(v->steps, v->launch->nsteps, m, span, &out);
@@ -740,6 +789,44 @@ static void release_events(cl_event *events, size_t n)
             clReleaseEvent(events[i]);
 }
 
+/* The probe words the launch's kernel gets. */
+static const cl_mem *probe_buffer(const hb_opencl *cl, const cl_slot *slot)
+{
+    return slot->probed != NULL ? &slot->probe : &cl->no_probe;
+}
+
+/* A probed launch's words go to the device before its kernel runs
+ * (*written: the event it waits for; NULL when not probed). */
+static cl_int write_probe(hb_opencl *cl, cl_slot *slot, cl_event *written)
+{
+    *written = NULL;
+    if (slot->probed == NULL)
+        return CL_SUCCESS;
+    cl_int rc =
+        clEnqueueWriteBuffer(cl->write_queue, slot->probe, CL_FALSE, 0, sizeof slot->probed->words,
+                             slot->probed->words, 0, NULL, written);
+    clFlush(cl->write_queue);
+    return rc;
+}
+
+/* ... and the states the kernel wrote come back, after *read_done (which
+ * then marks both: the read queue runs in order). */
+static cl_int read_probe(hb_opencl *cl, cl_slot *slot, cl_event kernel_done)
+{
+    if (slot->probed == NULL)
+        return CL_SUCCESS;
+    cl_event read = NULL;
+    size_t offset = HB_PROBE_IN_WORDS * sizeof(uint32_t);
+    cl_int rc = clEnqueueReadBuffer(
+        cl->read_queue, slot->probe, CL_FALSE, offset, sizeof slot->probed->words - offset,
+        slot->probed->words + HB_PROBE_IN_WORDS, 1, &kernel_done, &read);
+    if (rc != CL_SUCCESS)
+        return rc;
+    release_events(&slot->read_done, 1);
+    slot->read_done = read;
+    return CL_SUCCESS;
+}
+
 static cl_int set_packed_args(hb_opencl *cl, cl_slot *slot, const launch_view *v)
 {
     cl_uint stride = v->launch->stride, ngroups = (cl_uint)v->ngroups;
@@ -748,6 +835,7 @@ static cl_int set_packed_args(hb_opencl *cl, cl_slot *slot, const launch_view *v
     rc |= clSetKernelArg(cl->kernel, 2, sizeof(cl_mem), &slot->counts);
     rc |= clSetKernelArg(cl->kernel, 3, sizeof stride, &stride);
     rc |= clSetKernelArg(cl->kernel, 4, sizeof ngroups, &ngroups);
+    rc |= clSetKernelArg(cl->kernel, 5, sizeof(cl_mem), probe_buffer(cl, slot));
     return rc;
 }
 
@@ -764,6 +852,7 @@ static cl_int set_in_place_args(hb_opencl *cl, cl_slot *slot, const launch_view 
     rc |= clSetKernelArg(k, 4, sizeof(cl_mem), &slot->state);
     rc |= clSetKernelArg(k, 5, sizeof(cl_mem), &slot->counts);
     rc |= clSetKernelArg(k, 6, sizeof ngroups, &ngroups);
+    rc |= clSetKernelArg(k, 7, sizeof(cl_mem), probe_buffer(cl, slot));
     return rc;
 }
 
@@ -785,7 +874,8 @@ static hb_status run_kernel(hb_opencl *cl, cl_slot *slot, const launch_view *v, 
 }
 
 /* The states come back once the kernel is done: mapped (a mapped slot),
- * or copied into the pinned staging (a copied one). read_done marks it. */
+ * or copied into the pinned staging (a copied one), and a probed launch's
+ * probe states beside them. read_done marks it. */
 static hb_status start_read_back(hb_opencl *cl, cl_slot *slot, const launch_view *v,
                                  cl_event kernel_done, hb_error_slot *err)
 {
@@ -796,12 +886,13 @@ static hb_status start_read_back(hb_opencl *cl, cl_slot *slot, const launch_view
                                  1, &kernel_done, &slot->read_done);
         CL_CHECK("clEnqueueReadBuffer(state)", rc);
         slot->read_map = slot->host_state;
-        clFlush(cl->read_queue);
-        return HB_OK;
+    } else {
+        slot->read_map = clEnqueueMapBuffer(cl->read_queue, slot->state, CL_FALSE, CL_MAP_READ, 0,
+                                            bytes, 1, &kernel_done, &slot->read_done, &rc);
+        CL_CHECK("clEnqueueMapBuffer(state)", rc);
     }
-    slot->read_map = clEnqueueMapBuffer(cl->read_queue, slot->state, CL_FALSE, CL_MAP_READ, 0,
-                                        bytes, 1, &kernel_done, &slot->read_done, &rc);
-    CL_CHECK("clEnqueueMapBuffer(state)", rc);
+    rc = read_probe(cl, slot, kernel_done);
+    CL_CHECK("clEnqueueReadBuffer(probe)", rc);
     clFlush(cl->read_queue);
     return HB_OK;
 }
@@ -818,7 +909,7 @@ static void release_span(cl_slot *slot)
 
 /* A slot taken for a new launch, its in-flight fields reset. */
 static cl_slot *claim_slot(hb_opencl *cl, const hb_plan *plan, size_t index, hb_digest *states,
-                           hb_fault_state *faults, void *tag)
+                           hb_probe *probe, hb_fault_state *faults, void *tag)
 {
     cl_slot *slot = &cl->slots[(cl->oldest + cl->in_flight) % cl->ring];
     slot->in_place = 0;
@@ -831,27 +922,32 @@ static cl_slot *claim_slot(hb_opencl *cl, const hb_plan *plan, size_t index, hb_
     slot->plan = plan;
     slot->launch = index;
     slot->states = states;
+    slot->probed = probe;
     slot->fault = faults ? hb_fault_for_launch(faults) : HB_FAULT_NONE;
     slot->tag = tag;
     return slot;
 }
 
 hb_status hb_opencl_enqueue(hb_opencl *cl, const hb_plan *plan, size_t index, const hb_msg *m,
-                            hb_digest *states, hb_fault_state *faults, void *tag,
+                            hb_digest *states, hb_probe *probe, hb_fault_state *faults, void *tag,
                             hb_error_slot *err)
 {
     if (cl->in_flight == cl->ring)
         return hb_error_set(err, HB_ERR_INTERNAL, "hb_opencl_enqueue: no free slot");
-    cl_slot *slot = claim_slot(cl, plan, index, states, faults, tag);
+    cl_slot *slot = claim_slot(cl, plan, index, states, probe, faults, tag);
     launch_view v = view_of(plan, index);
-    cl_event unmapped[MAX_MAPS] = {NULL}, kernel_done = NULL;
+    cl_event unmapped[MAX_MAPS + 1] = {NULL}, kernel_done = NULL;
     hb_status st = stage_slot(cl, slot, &v, m, (const hb_digest *)states, unmapped, err);
     cl_uint nunmapped = slot->in_place ? MAX_MAPS : 3;
+    cl_int rc = st == HB_OK ? write_probe(cl, slot, &unmapped[nunmapped]) : CL_SUCCESS;
+    if (rc != CL_SUCCESS)
+        st = cl_failure(err, cl, "clEnqueueWriteBuffer(probe)", rc);
+    nunmapped += unmapped[nunmapped] != NULL;
     if (st == HB_OK)
         st = run_kernel(cl, slot, &v, unmapped, nunmapped, &kernel_done, err);
     if (st == HB_OK)
         st = start_read_back(cl, slot, &v, kernel_done, err);
-    release_events(unmapped, MAX_MAPS);
+    release_events(unmapped, MAX_MAPS + 1);
     if (st != HB_OK)
         release_span(slot);
     release_events(&kernel_done, 1);
@@ -919,6 +1015,7 @@ static hb_status run_uniform(hb_opencl *cl, cl_slot *slot, size_t n, uint64_t le
     rc |= clSetKernelArg(k, 4, sizeof count, &count);
     rc |= clSetKernelArg(k, 5, sizeof(cl_mem), &slot->out);
     rc |= clSetKernelArg(k, 6, sizeof digest_offset, &digest_offset);
+    rc |= clSetKernelArg(k, 7, sizeof(cl_mem), probe_buffer(cl, slot));
     CL_CHECK("clSetKernelArg(uniform)", rc);
     size_t groups = (n + HB_LANES - 1) / HB_LANES, local = cl->local_size;
     size_t global = (groups + local - 1) / local * local;
@@ -933,32 +1030,37 @@ static hb_status run_uniform(hb_opencl *cl, cl_slot *slot, size_t n, uint64_t le
     slot->read_map = clEnqueueMapBuffer(cl->read_queue, slot->out, CL_FALSE, CL_MAP_READ, 0,
                                         digest_offset + n * sizeof(hb_digest), 1, &kernel_done,
                                         &slot->read_done, &rc);
+    if (rc == CL_SUCCESS)
+        rc = read_probe(cl, slot, kernel_done);
     clReleaseEvent(kernel_done);
-    CL_CHECK("clEnqueueMapBuffer(digests)", rc);
+    CL_CHECK("clEnqueueMapBuffer(digests) or clEnqueueReadBuffer(probe)", rc);
     clFlush(cl->read_queue);
     return HB_OK;
 }
 
 hb_status hb_opencl_enqueue_uniform(hb_opencl *cl, const hb_msg *m, size_t n,
-                                    const hb_span *batch_span, hb_digest *out,
+                                    const hb_span *batch_span, hb_digest *out, hb_probe *probe,
                                     hb_fault_state *faults, void *tag, hb_error_slot *err)
 {
     if (cl->in_flight == cl->ring || n == 0 || n > hb_opencl_uniform_lanes(cl))
         return hb_error_set(err, HB_ERR_INTERNAL, "hb_opencl_enqueue_uniform: bad launch");
     const hb_span span = *batch_span;
     uint64_t len = m[0].len;
-    cl_slot *slot = claim_slot(cl, NULL, 0, out, faults, tag);
+    cl_slot *slot = claim_slot(cl, NULL, 0, out, probe, faults, tag);
     slot->uniform_n = n;
     slot->uniform_out = out;
-    cl_event unmapped[2] = {NULL, NULL};
-    cl_uint digest_offset = 0;
+    cl_event unmapped[3] = {NULL, NULL, NULL};
+    cl_uint digest_offset = 0, nunmapped = len % HB_BLOCK_BYTES != 0 ? 2 : 1;
     hb_status st = stage_uniform(cl, slot, m, n, len, &span, unmapped, err);
+    cl_int rc = st == HB_OK ? write_probe(cl, slot, &unmapped[nunmapped]) : CL_SUCCESS;
+    if (rc != CL_SUCCESS)
+        st = cl_failure(err, cl, "clEnqueueWriteBuffer(probe)", rc);
+    nunmapped += unmapped[nunmapped] != NULL;
     if (st == HB_OK)
         st = wrap_caller_memory(cl, slot, &span, out, n, &digest_offset, err);
     if (st == HB_OK)
-        st = run_uniform(cl, slot, n, len, digest_offset, unmapped,
-                         len % HB_BLOCK_BYTES != 0 ? 2 : 1, err);
-    release_events(unmapped, 2);
+        st = run_uniform(cl, slot, n, len, digest_offset, unmapped, nunmapped, err);
+    release_events(unmapped, 3);
     if (st != HB_OK) {
         if (slot->read_done != NULL)
             clWaitForEvents(1, &slot->read_done);
@@ -1023,8 +1125,8 @@ static hb_status hash_uniform(hb_opencl *cl, const hb_msg *m, size_t n, hb_diges
             st = hb_opencl_collect(cl, &tag, err);
         size_t count = n - first < per ? n - first : per;
         if (st == HB_OK)
-            st = hb_opencl_enqueue_uniform(cl, m + first, count, span, out + first, faults, NULL,
-                                           err);
+            st = hb_opencl_enqueue_uniform(cl, m + first, count, span, out + first, NULL, faults,
+                                           NULL, err);
         ++*launches;
     }
     while (st == HB_OK && cl->in_flight > 0)
@@ -1124,7 +1226,7 @@ hb_status hb_opencl_hash(hb_opencl *cl, const hb_msg *m, size_t n, hb_digest *ou
                (cl->in_flight == cl->ring || plan.launches[k].continues))
             st = hb_opencl_collect(cl, &tag, err);
         if (st == HB_OK)
-            st = hb_opencl_enqueue(cl, &plan, k, m, out, faults, NULL, err);
+            st = hb_opencl_enqueue(cl, &plan, k, m, out, NULL, faults, NULL, err);
         ++*launches;
     }
     while (st == HB_OK && cl->in_flight > 0)

@@ -19,6 +19,7 @@
 #include "fault.h"
 #include "hashbatch.h"
 #include "plan.h"
+#include "probe.h"
 #include "stage_in_place.h"
 
 typedef struct hb_opencl hb_opencl;
@@ -39,9 +40,11 @@ unsigned hb_opencl_in_flight(const hb_opencl *cl);
 /* hb_opencl_enqueue: packs launch `index` of plan into a free slot (there
  * must be one) and starts it. Lanes that continue a message read their
  * state from states[msg], which must hold it already (collect first).
- * tag comes back from hb_opencl_collect. */
+ * probe (NULL: none; probe.h): the lanes whose states the kernel also
+ * writes there, read back by the time hb_opencl_collect returns; it must
+ * live until then. tag comes back from hb_opencl_collect. */
 hb_status hb_opencl_enqueue(hb_opencl *cl, const hb_plan *plan, size_t index, const hb_msg *m,
-                            hb_digest *states, hb_fault_state *faults, void *tag,
+                            hb_digest *states, hb_probe *probe, hb_fault_state *faults, void *tag,
                             hb_error_slot *err);
 
 /* hb_opencl_uniform_lanes: the most messages of one length a uniform
@@ -68,9 +71,10 @@ size_t hb_opencl_uniform_launch_size(const hb_opencl *cl, const hb_msg *m, size_
  * hb_opencl_uniform_lanes), all of m[0].len bytes, straight from their
  * bytes within batch_span (from hb_opencl_uniform_batch over a batch that
  * holds them), the device writing the final digests into out[0..n) (no
- * plan, no states; hb_opencl_collect copies nothing). */
+ * plan, no states; hb_opencl_collect copies nothing); probe as for
+ * hb_opencl_enqueue, message i in lane i. */
 hb_status hb_opencl_enqueue_uniform(hb_opencl *cl, const hb_msg *m, size_t n,
-                                    const hb_span *batch_span, hb_digest *out,
+                                    const hb_span *batch_span, hb_digest *out, hb_probe *probe,
                                     hb_fault_state *faults, void *tag, hb_error_slot *err);
 
 /* hb_opencl_reads_in_place: 1 if every launch of a plan for m[0..n)

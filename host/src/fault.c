@@ -2,7 +2,7 @@
  * fault.c - deliberate misbehaviour for tests.
  *
  * Owns: hb_testing_set_build_fault, hb_testing_set_calibration_slowdown,
- * hb_testing_set_lanes_forced
+ * hb_testing_set_lanes_forced, hb_testing_set_device_break
  * and the per-engine fault counters.
  * Compiled into every build, active only with HB_FAULT_INJECTION, so the
  * installed library refuses to misbehave.
@@ -202,4 +202,28 @@ hb_status hb_testing_set_calibration_slowdown(uint64_t factor)
         return HB_ERR_INVALID_ARGUMENT;
     atomic_store(&calibration_slowdown, factor);
     return HB_OK;
+}
+
+static atomic_int device_break_kind;
+static atomic_uint device_break_which;
+
+hb_status hb_testing_set_device_break(hb_device_break kind, unsigned which)
+{
+    if (!FAULTS_COMPILED_IN)
+        return HB_ERR_INVALID_ARGUMENT;
+    atomic_store(&device_break_which, which);
+    atomic_store(&device_break_kind, (int)kind);
+    return HB_OK;
+}
+
+int hb_fault_device_break(unsigned *which)
+{
+    *which = atomic_load(&device_break_which);
+    return FAULTS_COMPILED_IN ? atomic_load(&device_break_kind) : HB_DEVICE_BREAK_NONE;
+}
+
+int hb_fault_tail_broken(unsigned kind)
+{
+    unsigned which;
+    return hb_fault_device_break(&which) == HB_DEVICE_BREAK_TAIL && which == kind;
 }

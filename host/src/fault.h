@@ -60,6 +60,15 @@ void hb_fault_wait_hold(hb_fault_state *f, uint64_t max_ns);
 /* hb_fault_build_requested: 1 when kernel builds are to fail. */
 int hb_fault_build_requested(void);
 
+/* hb_fault_device_break: the device break a test asked for (an
+ * hb_device_break; HB_DEVICE_BREAK_NONE outside test builds), its target
+ * in *which. */
+int hb_fault_device_break(unsigned *which);
+
+/* hb_fault_tail_broken: 1 if a test broke the devices' padding of
+ * messages of tail kind `kind`. */
+int hb_fault_tail_broken(unsigned kind);
+
 /* hb_fault_lanes_forced: 1 while a test forces every CPU list into lanes. */
 int hb_fault_lanes_forced(void);
 

@@ -14,17 +14,17 @@
 
 typedef enum {
     HB_FAULT_NONE = 0,
-    HB_FAULT_CORRUPT_ONE = 1,      /* flip one bit of one lane's result */
-    HB_FAULT_CORRUPT_ALL = 2,      /* flip one bit of every lane's result */
-    HB_FAULT_ENQUEUE_ERROR = 3,    /* enqueue the kernel with an invalid work
-                                      size: a real OpenCL error from the
-                                      runtime (CL_INVALID_WORK_GROUP_SIZE or
-                                      similar) */
-    HB_FAULT_BUILD_ERROR = 4,      /* at hb_engine_open: build the kernel with
-                                      a broken define, a real build failure */
-    HB_FAULT_DEVICE_LOST = 5,      /* from the faulted launch on, every launch
-                                      of the device fails as ENQUEUE_ERROR
-                                      does: the device is gone for good */
+    HB_FAULT_CORRUPT_ONE = 1,       /* flip one bit of one lane's result */
+    HB_FAULT_CORRUPT_ALL = 2,       /* flip one bit of every lane's result */
+    HB_FAULT_ENQUEUE_ERROR = 3,     /* enqueue the kernel with an invalid work
+                                       size: a real OpenCL error from the
+                                       runtime (CL_INVALID_WORK_GROUP_SIZE or
+                                       similar) */
+    HB_FAULT_BUILD_ERROR = 4,       /* at hb_engine_open: build the kernel with
+                                       a broken define, a real build failure */
+    HB_FAULT_DEVICE_LOST = 5,       /* from the faulted launch on, every launch
+                                       of the device fails as ENQUEUE_ERROR
+                                       does: the device is gone for good */
     HB_FAULT_CORRUPT_CPU_LANES = 6, /* flip one bit of every lane's state
                                    after each call of the CPU pool's
                                    multi-buffer kernel: every digest from
@@ -55,9 +55,12 @@ typedef enum {
                                        0-2 with a block in place, 3-5
                                        without; by len % 64: 0, 1-55,
                                        56-63) */
-    HB_FAULT_CPU_CARRY = 12         /* the pool's lanes load a state carried
+    HB_FAULT_CPU_CARRY = 12,        /* the pool's lanes load a state carried
                                        from one kernel call to the next,
                                        mid-message, wrong */
+    HB_FAULT_DEVICE_CARRY = 13      /* a device launch that continues a
+                                       message starts it from a wrong
+                                       carried state */
 } hb_fault_kind;
 
 typedef struct {
@@ -81,6 +84,29 @@ hb_status hb_testing_set_fault(hb_engine *e, const hb_fault_plan *plan);
  * this process fail its kernel build (HB_ERR_BUILD_FAILED with the log in
  * the last error); 0 restores. Returns as hb_testing_set_fault. */
 hb_status hb_testing_set_build_fault(int on);
+
+/* Device kernels and packing broken on purpose, process-wide, so that
+ * verification by structure can be shown to catch each kind of fault. */
+typedef enum {
+    HB_DEVICE_BREAK_NONE = 0,
+    HB_DEVICE_BREAK_LANE = 1,   /* every kernel: lane `which` (0-15) of each
+                                   group of 16 wrong after each block */
+    HB_DEVICE_BREAK_KERNEL = 2, /* kernel entry `which` (0 hb_sha1_blocks,
+                                   1 hb_sha1_in_place, 2 hb_sha1_uniform):
+                                   every lane's final state wrong */
+    HB_DEVICE_BREAK_TAIL = 3    /* messages of tail kind `which` (0-5,
+                                   pack.h's hb_tail_kind) padded wrong for
+                                   the devices: by the host's packing, and
+                                   for kind 0 by the uniform kernel's own
+                                   padding block too */
+} hb_device_break;
+
+/* hb_testing_set_device_break: from now on the devices misbehave as
+ * kind says: a kernel break is built into the kernels of engines opened
+ * after the call (never stored in the program cache), a tail break
+ * strikes the next packing at once. HB_DEVICE_BREAK_NONE restores.
+ * Returns as hb_testing_set_fault. */
+hb_status hb_testing_set_device_break(hb_device_break kind, unsigned which);
 
 /* hb_testing_set_lanes_forced: on = 1 makes the CPU pool hash every
  * list in its multi-buffer lanes, however few messages it has and

@@ -110,7 +110,7 @@ unsigned hb_opencl_in_flight(const hb_opencl *cl)
 }
 
 hb_status hb_opencl_enqueue(hb_opencl *cl, const hb_plan *plan, size_t index, const hb_msg *m,
-                            hb_digest *states, hb_fault_state *faults, void *tag,
+                            hb_digest *states, hb_probe *probe, hb_fault_state *faults, void *tag,
                             hb_error_slot *err)
 {
     (void)cl;
@@ -118,6 +118,7 @@ hb_status hb_opencl_enqueue(hb_opencl *cl, const hb_plan *plan, size_t index, co
     (void)index;
     (void)m;
     (void)states;
+    (void)probe;
     (void)faults;
     (void)tag;
     return hb_error_set(err, HB_ERR_NO_OPENCL, BUILT_WITHOUT_OPENCL);
@@ -150,7 +151,7 @@ size_t hb_opencl_uniform_launch_size(const hb_opencl *cl, const hb_msg *m, size_
 }
 
 hb_status hb_opencl_enqueue_uniform(hb_opencl *cl, const hb_msg *m, size_t n,
-                                    const hb_span *batch_span, hb_digest *out,
+                                    const hb_span *batch_span, hb_digest *out, hb_probe *probe,
                                     hb_fault_state *faults, void *tag, hb_error_slot *err)
 {
     (void)cl;
@@ -158,6 +159,7 @@ hb_status hb_opencl_enqueue_uniform(hb_opencl *cl, const hb_msg *m, size_t n,
     (void)n;
     (void)batch_span;
     (void)out;
+    (void)probe;
     (void)faults;
     (void)tag;
     return hb_error_set(err, HB_ERR_NO_OPENCL, BUILT_WITHOUT_OPENCL);

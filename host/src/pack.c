@@ -14,8 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const uint32_t sha1_initial_state[5] = {0x67452301u, 0xEFCDAB89u, 0x98BADCFEu,
-                                               0x10325476u, 0xC3D2E1F0u};
+#include "fault.h"
+
+static const uint32_t sha1_initial_state[5] = {0x67452301u, 0xEFCDAB89u, 0x98BADCFEu, 0x10325476u,
+                                               0xC3D2E1F0u};
 
 uint64_t hb_padded_blocks(uint64_t len)
 {
@@ -35,6 +37,13 @@ static void store_be32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)v;
 }
 
+unsigned hb_tail_kind(uint64_t len)
+{
+    unsigned rest = (unsigned)(len % HB_BLOCK_BYTES);
+    unsigned kind = rest == 0 ? 0 : rest + 9 <= HB_BLOCK_BYTES ? 1 : 2;
+    return len < HB_BLOCK_BYTES ? 3 + kind : kind;
+}
+
 /* The final 1 or 2 blocks: the bytes after the last whole block, 0x80,
  * zeros, and the length in bits. Returns the number of blocks written. */
 unsigned hb_pack_tail(const hb_msg *msg, uint8_t tail[2 * HB_BLOCK_BYTES])
@@ -50,6 +59,8 @@ unsigned hb_pack_tail(const hb_msg *msg, uint8_t tail[2 * HB_BLOCK_BYTES])
     uint8_t *end = tail + blocks * HB_BLOCK_BYTES;
     store_be32(end - 8, (uint32_t)(bits >> 32));
     store_be32(end - 4, (uint32_t)bits);
+    if (hb_fault_tail_broken(hb_tail_kind(msg->len)))
+        end[-1] ^= 8u; /* a test build asked for this rule broken */
     return blocks;
 }
 
@@ -59,8 +70,8 @@ static void pack_block(uint32_t *dst, const uint8_t *src)
         dst[j * HB_LANES] = load_be32(src + 4 * j);
 }
 
-void hb_pack_lane(uint32_t *group_words, unsigned lane, const hb_msg *msg,
-                  uint64_t first_block, uint32_t nblocks)
+void hb_pack_lane(uint32_t *group_words, unsigned lane, const hb_msg *msg, uint64_t first_block,
+                  uint32_t nblocks)
 {
     const uint8_t *bytes = msg->data;
     uint64_t whole_blocks = msg->len / HB_BLOCK_BYTES;
@@ -97,8 +108,8 @@ static void choose_pack_group(void)
 {
     const char *forced = getenv("HASHBATCH_PACK");
     int scalar = forced != NULL && strcmp(forced, "scalar") == 0;
-    pack_group_impl = !scalar && hb_pack_avx512_usable() ? hb_pack_group_avx512
-                                                         : hb_pack_group_scalar;
+    pack_group_impl =
+        !scalar && hb_pack_avx512_usable() ? hb_pack_group_avx512 : hb_pack_group_scalar;
 }
 
 void hb_pack_group(uint32_t *group_words, const hb_pack_lane_desc lanes[16])

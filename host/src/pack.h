@@ -49,6 +49,16 @@ void hb_pack_group_scalar(uint32_t *group_words, const hb_pack_lane_desc lanes[1
 void hb_pack_group_avx512(uint32_t *group_words, const hb_pack_lane_desc lanes[16]);
 int hb_pack_avx512_usable(void);
 
+/* The kinds of final blocks a message ends with (its tail rule): whole
+ * blocks then padding alone (len % 64 == 0); a partial block with its
+ * padding in one block (1-55); one too full for the length, two blocks
+ * (56-63); and the same three, 3-5, for a message shorter than a block
+ * (no whole block before its tail). */
+#define HB_TAIL_KINDS 6u
+
+/* hb_tail_kind: which of HB_TAIL_KINDS a len-byte message ends with. */
+unsigned hb_tail_kind(uint64_t len);
+
 /* hb_pack_tail: the final 1 or 2 blocks of msg (the bytes after its last
  * whole block, 0x80, zeros, the bit length); returns how many. */
 unsigned hb_pack_tail(const hb_msg *msg, uint8_t tail[2 * HB_BLOCK_BYTES]);

@@ -4,19 +4,18 @@
  * Owns: the device loop. It takes a batch (up to a staging buffer's worth)
  * whenever a staging slot is free, plans it, and enqueues its launches;
  * it collects the oldest launch when the ring is full or the queue is
- * empty. A batch whose launches are all collected is turned into digests,
- * verified, and delivered. Between the launches of a long message it takes
- * short work too, so a huge message does not hold small jobs up. On a
- * device error everything in flight goes back, whole, to the CPU pool (or
- * fails, without fallback); a mismatch or repeated errors quarantine it.
- * Before each launch it asks whether the batch is still wanted (its jobs
- * cancelled, or the engine closing): if not, it enqueues no more, collects
- * what is in flight (the device reads the caller's bytes and writes its
- * states) and drops the batch, whose jobs then end at once; verification
- * stops the same way between pieces. Each batch it took from the jobs
- * tells the scheduler what it added to the pipeline's time (from when it
- * was taken, or the previous batch was done, whichever is later, to when
- * it is done), so the device's model learns.
+ * empty. Under sampled verification each launch is probed (probe.h) and
+ * its checks recomputed as it is collected. A batch whose launches are
+ * all collected is turned into digests, verified (whole messages: all of
+ * them, or a sample when one is asked for), and delivered. Between the launches of a long message
+ * it takes short work too, so a huge message does not hold small jobs up. On a device error
+ * everything in flight goes back, whole, to the CPU pool (or fails, without fallback); a mismatch
+ * or repeated errors quarantine it. Before each launch it asks whether the batch is still wanted
+ * (its jobs cancelled, or the engine closing): if not, it enqueues no more, collects what is in
+ * flight (the device reads the caller's bytes and writes its states) and drops the batch, whose
+ * jobs then end at once; verification stops the same way between pieces. Each batch it took from
+ * the jobs tells the scheduler what it added to the pipeline's time (from when it was taken, or the
+ * previous batch was done, whichever is later, to when it is done), so the device's model learns.
  * Must not: call OpenCL except through backend_opencl.c, or let any batch
  * it took go undelivered.
  */
@@ -27,6 +26,7 @@
 #include "pack.h"
 #include "plan.h"
 #include "prng.h"
+#include "probe.h"
 #include "thread_priority.h"
 #include "verify.h"
 
@@ -39,9 +39,12 @@ typedef struct device_batch {
     hb_span uniform_span;      /* the bytes every uniform launch reads */
     size_t launches;           /* launches enqueued (or to be) */
     size_t collected;
-    hb_status stopped; /* not HB_OK: no more launches; dropped once
-                          those enqueued are collected */
-    uint64_t taken_ns; /* when the worker took it */
+    hb_status stopped;       /* not HB_OK: no more launches; dropped once
+                                those enqueued are collected */
+    uint64_t taken_ns;       /* when the worker took it */
+    hb_probe *probes;        /* one per launch under sampled verification, else NULL */
+    uint64_t rng;            /* prng.h state: where the probes look */
+    hb_verify_result probed; /* what the probes' checks found so far */
     struct device_batch *next;
 } device_batch;
 
@@ -85,26 +88,66 @@ static void tell_scheduler(device_loop *loop, device_batch *db, int ok)
 static void free_device_batch(device_batch *db)
 {
     hb_plan_free(&db->plan);
+    free(db->probes);
     free(db);
 }
 
-/* One message from each launch of the plan, drawn at random: sampled
- * verification checks them all, so no launch goes unchecked. */
-static size_t *one_per_launch(const device_batch *db, uint64_t *rng)
+/* Under sampled verification: a probe for each of db's launches (db's
+ * batch recomputed on the CPU when there is no memory for them). */
+static int prepare_probes(device_loop *loop, device_batch *db)
 {
-    const hb_plan *plan = &db->plan;
-    size_t *picks = malloc((db->launches ? db->launches : 1) * sizeof *picks);
-    for (size_t k = 0; picks != NULL && k < db->launches; k++) {
-        if (db->uniform_per_launch > 0) {
-            size_t first = k * db->uniform_per_launch, n = db->batch->n - first;
-            n = n < db->uniform_per_launch ? n : db->uniform_per_launch;
-            picks[k] = first + (size_t)hb_prng_below(rng, n);
-            continue;
-        }
-        const hb_launch *launch = &plan->launches[k];
-        picks[k] = plan->steps[launch->first_step + hb_prng_below(rng, launch->nsteps)].msg;
+    hb_engine *e = loop->engine;
+    if (e->settings.verify != HB_VERIFY_SAMPLE)
+        return 1;
+    db->rng = hb_counters_next_random(&e->counters);
+    db->probes = malloc((db->launches ? db->launches : 1) * sizeof *db->probes);
+    return db->probes != NULL;
+}
+
+/* The first message of uniform launch k of db, and how many it hashes. */
+static size_t uniform_launch(const device_batch *db, size_t k, size_t *n)
+{
+    size_t first = k * db->uniform_per_launch;
+    *n = db->batch->n - first < db->uniform_per_launch ? db->batch->n - first
+                                                       : db->uniform_per_launch;
+    return first;
+}
+
+/* Launch k of db is collected: its probe's checks, recomputed now (a
+ * later launch of a long message overwrites the states they compare). */
+static void check_probe(device_batch *db, size_t k)
+{
+    if (db->probes == NULL)
+        return;
+    hb_batch *b = db->batch;
+    hb_probe_result r;
+    if (db->uniform_per_launch > 0) {
+        size_t n, first = uniform_launch(db, k, &n);
+        r = hb_probe_check(&db->probes[k], b->msgs + first, (const hb_digest *)b->digests + first,
+                           1);
+    } else {
+        r = hb_probe_check(&db->probes[k], b->msgs, (const hb_digest *)b->digests, 0);
     }
-    return picks;
+    db->probed.checked += r.checks;
+    db->probed.bytes += r.bytes;
+    db->probed.mismatches += r.mismatches;
+}
+
+/* Whole messages recomputed: all with full verification, a random share
+ * where sampled verification asks for one (sample_per_mille); the probes
+ * did the rest. */
+static hb_status verify_messages(hb_engine *e, device_batch *db, hb_verify_result *check)
+{
+    hb_batch *b = db->batch;
+    *check = (hb_verify_result){0, 0, 0};
+    hb_verify_mode mode = e->settings.verify;
+    if (mode == HB_VERIFY_OFF || (mode == HB_VERIFY_SAMPLE && e->settings.sample_per_mille == 0) ||
+        db->probed.mismatches > 0) /* recomputed on the CPU anyway */
+        return HB_OK;
+    uint64_t rng = hb_counters_next_random(&e->counters);
+    hb_cpu_watch watch = {hb_batch_keep_going, b, 0, 0};
+    return hb_verify_batch(b->msgs, b->n, (const hb_digest *)b->digests, mode,
+                           e->settings.sample_per_mille, NULL, 0, &rng, &watch, check);
 }
 
 /* A batch nobody wants any more, its launches all collected: dropped. */
@@ -130,15 +173,11 @@ static void complete_batch(device_loop *loop, device_batch *db)
     }
     if (db->uniform_per_launch == 0)
         hb_states_to_digests(b->digests, b->n);
-    uint64_t rng = hb_counters_next_random(&e->counters);
-    hb_verify_result check = {0, 0, 0};
-    hb_cpu_watch watch = {hb_batch_keep_going, b, 0, 0};
-    size_t *picks = one_per_launch(db, &rng);
-    hb_status st = picks == NULL ? HB_ERR_NO_MEMORY
-                                 : hb_verify_batch(b->msgs, b->n, (const hb_digest *)b->digests,
-                                                   e->settings.verify, e->settings.sample_per_mille,
-                                                   picks, db->launches, &rng, &watch, &check);
-    free(picks);
+    hb_verify_result check;
+    hb_status st = verify_messages(e, db, &check);
+    check.checked += db->probed.checked;
+    check.bytes += db->probed.bytes;
+    check.mismatches += db->probed.mismatches;
     hb_counters_verify(&e->counters, check.checked, check.bytes, check.mismatches);
     if (st == HB_ERR_CANCELLED) {
         drop_batch(loop, db, hb_batch_stop_reason(b));
@@ -200,8 +239,8 @@ static void fail_all(device_loop *loop)
 static uint64_t launch_bytes(const device_batch *db, size_t k)
 {
     if (db->uniform_per_launch > 0) {
-        size_t first = k * db->uniform_per_launch, n = db->batch->n - first;
-        n = n < db->uniform_per_launch ? n : db->uniform_per_launch;
+        size_t n;
+        uniform_launch(db, k, &n);
         return (uint64_t)n * db->batch->msgs[0].len;
     }
     const hb_launch *launch = &db->plan.launches[k];
@@ -230,6 +269,7 @@ static void collect_one(device_loop *loop)
     }
     device_batch *db = tag;
     hb_batch_count_work(db->batch, launch_bytes(db, db->collected));
+    check_probe(db, db->collected);
     if (++db->collected == db->launches)
         complete_batch(loop, db);
 }
@@ -249,6 +289,20 @@ static int stop_if_unwanted(device_loop *loop, device_batch *db, size_t k)
     return 1;
 }
 
+/* Before launch k of db: if a probe of an earlier launch found a
+ * mismatch, the batch gets no more launches: once those in flight are
+ * collected, it goes to the CPU whole (complete_batch). Returns 1 if it
+ * stopped. */
+static int stop_if_doubtful(device_loop *loop, device_batch *db, size_t k)
+{
+    if (db->probed.mismatches == 0)
+        return 0;
+    db->launches = k;
+    if (db->collected == db->launches)
+        complete_batch(loop, db);
+    return 1;
+}
+
 /* Enqueues launch k of db; returns 0 when it did not (an error, or the
  * batch stopped). */
 static int enqueue_launch(device_loop *loop, device_batch *db, size_t k)
@@ -257,9 +311,16 @@ static int enqueue_launch(device_loop *loop, device_batch *db, size_t k)
         collect_one(loop);
     while (!loop->broken && db->plan.launches[k].continues && hb_opencl_in_flight(loop->cl) > 0)
         collect_one(loop);
-    if (loop->broken || stop_if_unwanted(loop, db, k))
+    if (loop->broken || stop_if_unwanted(loop, db, k) || stop_if_doubtful(loop, db, k))
         return 0;
-    if (hb_opencl_enqueue(loop->cl, &db->plan, k, db->batch->msgs, db->batch->digests,
+    hb_probe *probe = NULL;
+    if (db->probes != NULL) {
+        const hb_launch *launch = &db->plan.launches[k];
+        probe = &db->probes[k];
+        hb_probe_plan_launch(probe, db->plan.steps + launch->first_step, launch->nsteps,
+                             db->batch->msgs, (const hb_digest *)db->batch->digests, &db->rng);
+    }
+    if (hb_opencl_enqueue(loop->cl, &db->plan, k, db->batch->msgs, db->batch->digests, probe,
                           &loop->engine->faults, db, &loop->engine->error) != HB_OK) {
         fail_all(loop);
         return 0;
@@ -297,13 +358,17 @@ static int enqueue_uniform(device_loop *loop, device_batch *db, size_t k)
 {
     while (!loop->broken && hb_opencl_free_slots(loop->cl) == 0)
         collect_one(loop);
-    if (loop->broken || stop_if_unwanted(loop, db, k))
+    if (loop->broken || stop_if_unwanted(loop, db, k) || stop_if_doubtful(loop, db, k))
         return 0;
     hb_batch *b = db->batch;
-    size_t first = k * db->uniform_per_launch, n = b->n - first;
-    n = n < db->uniform_per_launch ? n : db->uniform_per_launch;
+    size_t n, first = uniform_launch(db, k, &n);
+    hb_probe *probe = NULL;
+    if (db->probes != NULL) {
+        probe = &db->probes[k];
+        hb_probe_plan_uniform(probe, b->msgs + first, n, &db->rng);
+    }
     if (hb_opencl_enqueue_uniform(loop->cl, b->msgs + first, n, &db->uniform_span,
-                                  b->digests + first, &loop->engine->faults, db,
+                                  b->digests + first, probe, &loop->engine->faults, db,
                                   &loop->engine->error) != HB_OK) {
         fail_all(loop);
         return 0;
@@ -331,6 +396,18 @@ static hb_cost_terms model_for(const device_loop *loop, const hb_batch *b)
     return terms[hb_cost_class_of(b->n, b->bytes)];
 }
 
+/* A batch the device cannot plan or probe (out of memory): the CPU
+ * hashes it, which needs neither. */
+static void give_to_cpu(device_loop *loop, device_batch *db, hb_batch *b)
+{
+    if (db != NULL)
+        free_device_batch(db);
+    if (b->predicted_ns >= 0)
+        hb_sched_done(&loop->engine->sched, loop->worker->stats_index, b->n, b->bytes,
+                      b->predicted_ns, -1);
+    hb_queue_push_fallback(&loop->engine->queue, b);
+}
+
 static void run_batch(device_loop *loop, hb_batch *b, int may_interleave)
 {
     device_batch *db = calloc(1, sizeof *db);
@@ -345,6 +422,10 @@ static void run_batch(device_loop *loop, hb_batch *b, int may_interleave)
         db->uniform_per_launch = uniform;
         db->uniform_span = span;
         db->launches = (b->n + uniform - 1) / uniform;
+        if (!prepare_probes(loop, db)) {
+            give_to_cpu(loop, db, b);
+            return;
+        }
         db->next = loop->in_flight;
         loop->in_flight = db;
         loop->broken = 0;
@@ -356,15 +437,15 @@ static void run_batch(device_loop *loop, hb_batch *b, int may_interleave)
                        : 0;
     if (db == NULL || hb_plan_build(&db->plan, b->msgs, b->n, hb_opencl_staging_bytes(loop->cl),
                                     mixed) != HB_OK) {
-        free(db);
-        if (b->predicted_ns >= 0)
-            hb_sched_done(&loop->engine->sched, loop->worker->stats_index, b->n, b->bytes,
-                          b->predicted_ns, -1);
-        hb_queue_push_fallback(&loop->engine->queue, b); /* the CPU needs no plan */
+        give_to_cpu(loop, db, b);
         return;
     }
     db->batch = b;
     db->launches = db->plan.nlaunches;
+    if (!prepare_probes(loop, db)) {
+        give_to_cpu(loop, db, b);
+        return;
+    }
     db->next = loop->in_flight;
     loop->in_flight = db;
     loop->broken = 0;

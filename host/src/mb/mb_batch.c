@@ -31,6 +31,7 @@
 
 #include "mb/mb_costs.h"
 #include "mb/mb_pad.h"
+#include "pack.h"
 #include "sha1_openssl.h"
 
 #include <string.h>
@@ -72,14 +73,6 @@ typedef struct {
     mb_lane lane[HB_MB_LANES_MAX];
 } mb_run;
 
-/* Which of the HB_MB_TAIL_KINDS a message of len bytes ends with. */
-static unsigned tail_kind(uint64_t len)
-{
-    unsigned rest = (unsigned)(len % BLOCK);
-    unsigned kind = rest == 0 ? 0 : rest + 9 <= BLOCK ? 1 : 2;
-    return len < BLOCK ? 3 + kind : kind;
-}
-
 static int bit_set(uint32_t bits, unsigned i)
 {
     return (int)((bits >> i) & 1u);
@@ -90,10 +83,10 @@ static void plan_tail_check(mb_run *r, unsigned i, uint64_t len)
 {
     mb_lane *l = &r->lane[i];
     l->check_tail = 0;
-    if (r->check == NULL || (r->kinds_unchecked == 0 && r->lanes_unchecked == 0 &&
-                             r->check->brk == HB_MB_BREAK_NONE))
+    if (r->check == NULL ||
+        (r->kinds_unchecked == 0 && r->lanes_unchecked == 0 && r->check->brk == HB_MB_BREAK_NONE))
         return;
-    unsigned kind = tail_kind(len);
+    unsigned kind = hb_tail_kind(len);
     if (bit_set(r->kinds_unchecked, kind) || (bit_set(r->lanes_unchecked, i) && l->in_place == 0)) {
         l->check_tail = 1;
         r->kinds_unchecked &= ~(1u << kind);
@@ -315,8 +308,8 @@ static void check_runs(mb_run *r, const uint32_t *before, uint64_t n, uint32_t d
         uint32_t want[5], got[5];
         for (unsigned k = 0; k < 5; k++)
             want[k] = before[k * lanes + i];
-        hb_sha1_openssl_blocks(want, (const uint8_t *)m->data + (m->len / BLOCK - l->in_place) * BLOCK,
-                               (size_t)n);
+        hb_sha1_openssl_blocks(
+            want, (const uint8_t *)m->data + (m->len / BLOCK - l->in_place) * BLOCK, (size_t)n);
         lane_state(r, i, got);
         r->check->runs++;
         note_check(r, n * BLOCK, memcmp(want, got, sizeof want));
@@ -435,9 +428,9 @@ int hb_mb_hash(hb_cpu_impl impl, hb_mb_tail_rule rule, const hb_msg *m, const si
     return hb_mb_hash_checked(impl, rule, m, which, count, out, w, from_lanes, NULL);
 }
 
-int hb_mb_hash_checked(hb_cpu_impl impl, hb_mb_tail_rule rule, const hb_msg *m,
-                       const size_t *which, size_t count, hb_digest *out, hb_cpu_watch *w,
-                       size_t *from_lanes, hb_mb_check *check)
+int hb_mb_hash_checked(hb_cpu_impl impl, hb_mb_tail_rule rule, const hb_msg *m, const size_t *which,
+                       size_t count, hb_digest *out, hb_cpu_watch *w, size_t *from_lanes,
+                       hb_mb_check *check)
 {
     hb_mb_check_reset(check);
     if (rule == HB_MB_TAIL_MEASURED && !hb_cpu_watch_stopped(w) &&

@@ -29,7 +29,7 @@ typedef enum {
  * block; one too full for the length (two blocks); and the same three for
  * a message shorter than a block (no block in place: the lane starts in
  * its tail). */
-#define HB_MB_TAIL_KINDS 6u
+#define HB_MB_TAIL_KINDS 6u /* pack.h's HB_TAIL_KINDS, by hb_tail_kind */
 
 /* A kernel broken on purpose (test builds), so the checks can be shown to
  * catch each kind of fault. */
@@ -81,8 +81,8 @@ int hb_mb_hash(hb_cpu_impl impl, hb_mb_tail_rule rule, const hb_msg *m, const si
 /* hb_mb_hash_checked: hb_mb_hash with the checks above (check NULL: none;
  * else its out fields are set). A mismatch does not stop the hashing: the
  * caller, told by check->mismatches, recomputes the list. */
-int hb_mb_hash_checked(hb_cpu_impl impl, hb_mb_tail_rule rule, const hb_msg *m,
-                       const size_t *which, size_t count, hb_digest *out, hb_cpu_watch *w,
-                       size_t *from_lanes, hb_mb_check *check);
+int hb_mb_hash_checked(hb_cpu_impl impl, hb_mb_tail_rule rule, const hb_msg *m, const size_t *which,
+                       size_t count, hb_digest *out, hb_cpu_watch *w, size_t *from_lanes,
+                       hb_mb_check *check);
 
 #endif /* HB_MB_BATCH_H */
