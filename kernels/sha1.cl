@@ -60,12 +60,21 @@ static uint lanes_max(uint16 v)
     uint2 m2 = max(m4.lo, m4.hi);
     return max(m2.x, m2.y);
 }
+
+static uint lanes_min(uint16 v)
+{
+    uint8 m8 = min(v.lo, v.hi);
+    uint4 m4 = min(m8.lo, m8.hi);
+    uint2 m2 = min(m4.lo, m4.hi);
+    return min(m2.x, m2.y);
+}
 #define LOAD_WORD(base, offset) (*(__global const uint16 *)((base) + (offset)))
 #define STORE_WORD(base, offset, v) (*(__global uint16 *)((base) + (offset)) = (v))
 #elif HB_LANES == 1
 typedef uint lane_t;
 #define ACTIVE_MASK(i, counts) (0u - (uint)((i) < (counts)))
 #define lanes_max(v) (v)
+#define lanes_min(v) (v)
 #define LOAD_WORD(base, offset) ((base)[(offset)])
 #define STORE_WORD(base, offset, v) ((base)[(offset)] = (v))
 #else
@@ -104,8 +113,8 @@ static int probe_slot(__global const uint *probe, size_t group)
     return -1;
 }
 
-/* probe_after: the lanes (offset `lane` into the slot's words) whose check
- * k asked for their state after `done` blocks get h written. */
+/* probe_write: the lanes (offset `lane` into the slot's words) whose
+ * check k asked for their state after `done` blocks get h written. */
 static inline __attribute__((always_inline)) void probe_write(__global uint *probe, int slot,
                                                               int k, size_t lane, uint done,
                                                               const lane_t h[5])
@@ -118,44 +127,55 @@ static inline __attribute__((always_inline)) void probe_write(__global uint *pro
         STORE_WORD(out, w * 16, MERGE_WORD(out, w * 16, h[w], wanted));
 }
 
-static inline __attribute__((always_inline)) void probe_after(__global uint *probe, int slot,
-                                                              size_t lane, uint done,
-                                                              const lane_t h[5])
-{
-    if (slot < 0)
-        return;
-    probe_write(probe, slot, 0, lane, done, h);
-    probe_write(probe, slot, 1, lane, done, h);
-}
-
-/* probe_next_stop: the first block count after `done` at which the
- * probe wants this lane's state (one lane per work-item), else `most`. */
+/* probe_next_stop: the first block count after `done` at which the probe
+ * wants the state of one of this work-item's lanes, else `most`; never
+ * (PROBE_NONE, past any block) when its group is not watched (slot < 0).
+ * The block loops test only this one scalar per block, so an unwatched
+ * group, and a watched one between its stops, runs as if there were no
+ * probe. */
 static uint probe_next_stop(__global const uint *probe, int slot, size_t lane, uint done,
                             uint most)
 {
+    if (slot < 0)
+        return PROBE_NONE;
     uint stop = most;
-    for (int k = 0; slot >= 0 && k < 2; k++) {
-        const uint at = probe[PROBE_AT(slot, k) + lane];
-        if (at > done && at < stop)
-            stop = at;
+    for (int k = 0; k < 2; k++) {
+        const lane_t at = LOAD_WORD(probe + PROBE_AT(slot, k) + lane, 0);
+        const lane_t later = select((lane_t)most, at, at > (lane_t)done);
+        stop = min(stop, lanes_min(later));
     }
     return stop;
 }
 
+/* probe_at_stop: after `done` blocks, a stop: the states wanted there
+ * written; the next stop returned. */
+static inline __attribute__((always_inline)) uint probe_at_stop(__global uint *probe, int slot,
+                                                                size_t lane, uint done,
+                                                                uint most, const lane_t h[5])
+{
+    probe_write(probe, slot, 0, lane, done, h);
+    probe_write(probe, slot, 1, lane, done, h);
+    return probe_next_stop(probe, slot, lane, done, most);
+}
+
 #if HB_LANES == 1
-/* probe_lane_at_stop: one lane per work-item, after `done` blocks, one of
- * its probe's stops: the state (h0..h4) written where it is wanted; the
- * next stop returned. Not inlined: the block loop that calls it, rarely,
- * keeps its registers for the compression. */
+/* PROBE_STOP: the same, one lane per work-item, and not inlined: the
+ * block loop that calls it, rarely, keeps a GPU's few registers for the
+ * compression (the state passes by value). */
 __attribute__((noinline)) static uint probe_lane_at_stop(__global uint *probe, int slot,
                                                          size_t lane, uint done, uint most,
                                                          uint h0, uint h1, uint h2, uint h3,
                                                          uint h4)
 {
     const uint h[5] = {h0, h1, h2, h3, h4};
-    probe_after(probe, slot, lane, done, h);
-    return probe_next_stop(probe, slot, lane, done, most);
+    return probe_at_stop(probe, slot, lane, done, most, h);
 }
+#define PROBE_STOP(probe, slot, lane, done, most, h)                                 \
+    probe_lane_at_stop((probe), (slot), (lane), (done), (most), (h)[0], (h)[1], (h)[2], \
+                       (h)[3], (h)[4])
+#else
+#define PROBE_STOP(probe, slot, lane, done, most, h)                                 \
+    probe_at_stop((probe), (slot), (lane), (done), (most), (h))
 #endif
 
 /* ---- faults built in on purpose (test builds only) ----------------------
@@ -283,19 +303,6 @@ __kernel void hb_sha1_blocks(__global const uint *blocks,
     const uint most = lanes_max(counts);
     const int slot = probe_slot(probe, group);
     __global const uint *block = blocks + group * (size_t)stride * 256 + lane;
-#if HB_LANES == 16
-    for (uint i_block = 0; i_block < most; i_block++, block += 256) {
-        lane_t w[16];
-        for (int j = 0; j < 16; j++)
-            w[j] = LOAD_WORD(block, j * 16);
-        compress_block(w, h, ACTIVE_MASK(i_block, counts));
-        BREAK_AFTER_BLOCK(h);
-        probe_after(probe, slot, lane, i_block + 1, h);
-    }
-#else
-    /* One lane per work-item: the loop carries only the next block count
-     * at which the probe wants this lane's state (a GPU's registers are
-     * few); the probe's words are read again only there. */
     uint stop = probe_next_stop(probe, slot, lane, 0, most);
     for (uint i_block = 0; i_block < most; i_block++, block += 256) {
         lane_t w[16];
@@ -304,10 +311,8 @@ __kernel void hb_sha1_blocks(__global const uint *blocks,
         compress_block(w, h, ACTIVE_MASK(i_block, counts));
         BREAK_AFTER_BLOCK(h);
         if (i_block + 1 == stop)
-            stop = probe_lane_at_stop(probe, slot, lane, stop, most, h[0], h[1], h[2], h[3],
-                                      h[4]);
+            stop = PROBE_STOP(probe, slot, lane, stop, most, h);
     }
-#endif
     BREAK_KERNEL(0, h);
     STORE_STATE(h, lane_state);
 }
@@ -428,6 +433,7 @@ __kernel void hb_sha1_in_place(__global const uchar *bytes,
     const uint16 wholes = vload16(0, lane_whole + first);
     const uint most = lanes_max(counts);
     const int slot = probe_slot(probe, group);
+    uint stop = probe_next_stop(probe, slot, 0, 0, most);
     for (uint i_block = 0; i_block < most; i_block++) {
         uint16 w[16];
 #pragma unroll
@@ -437,7 +443,8 @@ __kernel void hb_sha1_in_place(__global const uchar *bytes,
         transpose16(w);
         compress_block(w, h, ACTIVE_MASK(i_block, counts));
         BREAK_AFTER_BLOCK(h);
-        probe_after(probe, slot, 0, i_block + 1, h);
+        if (i_block + 1 == stop)
+            stop = PROBE_STOP(probe, slot, 0, stop, most, h);
     }
     BREAK_KERNEL(1, h);
     STORE_STATE(h, lane_state);
@@ -503,7 +510,7 @@ static inline __attribute__((always_inline)) void compress_fixed_block(const uin
  * packed tails (tails + l * 128). The digest bytes of message l go to
  * digests + digest_offset + l * 20. No plan, no state buffer: the batch
  * runs start to end in one launch. Its probe's groups are work-items
- * (messages 16g..16g+15); probed states are after whole blocks only.
+ * (messages 16g..16g+15); probed states are after whole blocks only. 
  */
 __kernel void hb_sha1_uniform(__global const uchar *bytes,
                               __global const uint *lane_offset,
@@ -523,6 +530,7 @@ __kernel void hb_sha1_uniform(__global const uchar *bytes,
     uint16 h[5] = {(uint16)0x67452301u, (uint16)0xEFCDAB89u, (uint16)0x98BADCFEu,
                    (uint16)0x10325476u, (uint16)0xC3D2E1F0u};
     const uint whole = length / 64, rest = length % 64;
+    uint stop = probe_next_stop(probe, slot, 0, 0, whole);
     for (uint b = 0; b < whole; b++) {
         uint16 w[16];
 #pragma unroll
@@ -531,7 +539,8 @@ __kernel void hb_sha1_uniform(__global const uchar *bytes,
         transpose16(w);
         compress_block(w, h, all);
         BREAK_AFTER_BLOCK(h);
-        probe_after(probe, slot, 0, b + 1, h);
+        if (b + 1 == stop)
+            stop = PROBE_STOP(probe, slot, 0, stop, whole, h);
     }
     if (rest == 0) {
         uint kw[80];
