@@ -403,7 +403,8 @@ typedef struct {
     uint64_t cpu_bytes;         /* message bytes hashed by the CPU pool */
     uint64_t verified;          /* checks made by verification: messages
                                    recomputed whole, or (sampled, on the
-                                   CPU's lanes) runs of blocks and tails */
+                                   CPU's lanes and the devices' launches)
+                                   runs of blocks and tails */
     uint64_t verify_mismatches; /* verification mismatches detected */
     uint64_t fallbacks;         /* device batches redone on the CPU */
     uint64_t device_errors;     /* OpenCL errors seen */
