@@ -9,7 +9,8 @@
  * As in isa-l_crypto's x16 kernel, the schedule runs 16 rounds ahead and
  * the next block's rows load during the last 16 rounds (mb_rounds.h):
  * 5.3 to 5.9 GB/s a thread at 1 MiB, 4.4-4.8 to 5.4-5.5 at 4 KiB, on a
- * Zen 4 (bench/RESULTS.md).
+ * Zen 4; 6.26 at 1 MiB and 5.90 at 4 KiB on a Xeon, level with and ahead
+ * of isa-l_crypto's 6.26 and 5.50 (bench/RESULTS.md).
  * Compiled with function attributes; called only where the CPU has
  * AVX-512F and AVX-512BW (mb_impl.c checks).
  * Must not: produce a state that differs from OpenSSL's for any block.
@@ -27,9 +28,15 @@
 #define MB_ADD(a, b) _mm512_add_epi32((a), (b))
 #define MB_ADD_K(x, k) _mm512_add_epi32((x), _mm512_set1_epi32((int)(k)))
 #define MB_ROL(x, n) _mm512_rol_epi32((x), (n))
-/* d, the schedule's oldest word, is dead after: vpternlogd overwrites it
- * in place, where writing over a, b or c (still live) would cost a copy */
-#define MB_XOR4(a, b, c, d) _mm512_xor_si512(_mm512_ternarylogic_epi32((d), (a), (b), 0x96), (c))
+/* The schedule's four-way XOR, written as (W[t] ^ W[t+2]) first and
+ * vpternlogd with the other two after. gcc 12 still emits vpternlogd
+ * then vpxord, but this form lets it keep each window word in its
+ * register: 83 register copies a block (isa-l_crypto's x16 kernel has
+ * 85, the 80 of them copies of B before Ft). Written vpternlogd-first,
+ * it renamed the window and copied one word in two: 147 copies, and
+ * 6.03 against 6.26 GB/s a thread at 1 MiB on a Xeon (bench/RESULTS.md,
+ * section 6, "The kernel's register copies"). */
+#define MB_XOR4(a, b, c, d) _mm512_ternarylogic_epi32(_mm512_xor_si512((d), (c)), (a), (b), 0x96)
 #define MB_CH(b, c, d) _mm512_ternarylogic_epi32((b), (c), (d), 0xca)
 #define MB_PARITY(b, c, d) _mm512_ternarylogic_epi32((b), (c), (d), 0x96)
 #define MB_MAJ(b, c, d) _mm512_ternarylogic_epi32((b), (c), (d), 0xe8)
