@@ -35,17 +35,6 @@ static unsigned lanes_of(hb_cpu_impl impl)
     return hb_cpu_impl_describe(impl)->lanes;
 }
 
-/* n messages all of length len. */
-static void uniform_set(tu_msgset *s, size_t n, size_t len, uint64_t seed)
-{
-    size_t *lens = malloc(n * sizeof *lens);
-    ck_assert_ptr_nonnull(lens);
-    for (size_t i = 0; i < n; i++)
-        lens[i] = len;
-    tu_msgset_from_lengths(s, lens, n, seed);
-    free(lens);
-}
-
 /* Hashes s with check (brk set by the caller); returns the wrong digests. */
 static size_t hash_checked(hb_cpu_impl impl, const tu_msgset *s, hb_mb_check *check)
 {
@@ -114,15 +103,15 @@ START_TEST(test_counts_follow_the_rules)
     };
     for (size_t k = 0; k < sizeof shape / sizeof shape[0]; k++) {
         tu_msgset s;
-        uniform_set(&s, 4 * lanes, shape[k].len, 0xc0 + k);
+        tu_msgset_same_length(&s, 4 * lanes, shape[k].len, 0xc0 + k);
         hb_mb_check check = {0};
         ck_assert_uint_eq(hash_checked(impl, &s, &check), 0);
         ck_assert_msg(check.runs == shape[k].runs && check.tails == shape[k].tails,
                       "%s, %zu-byte messages: %zu runs, %zu tails; the rules give %zu and %zu",
                       hb_cpu_impl_describe(impl)->name, shape[k].len, check.runs, check.tails,
                       shape[k].runs, shape[k].tails);
-        ck_assert_uint_eq(check.bytes,
-                          shape[k].runs * shape[k].run_bytes + shape[k].tails * shape[k].tail_bytes);
+        ck_assert_uint_eq(check.bytes, shape[k].runs * shape[k].run_bytes +
+                                           shape[k].tails * shape[k].tail_bytes);
         ck_assert_uint_eq(check.mismatches, 0);
         tu_msgset_free(&s);
     }
@@ -138,9 +127,10 @@ static void assert_caught(hb_cpu_impl impl, const tu_msgset *s, hb_mb_break_kind
     check.brk = brk;
     check.brk_which = which;
     size_t wrong = hash_checked(impl, s, &check);
-    ck_assert_msg(wrong > 0, "%s, %s %u: the break changed no digest", hb_cpu_impl_describe(impl)->name,
-                  what, which);
-    ck_assert_msg(check.mismatches > 0, "%s, %s %u: %zu wrong digests, not caught (%zu runs, %zu tails)",
+    ck_assert_msg(wrong > 0, "%s, %s %u: the break changed no digest",
+                  hb_cpu_impl_describe(impl)->name, what, which);
+    ck_assert_msg(check.mismatches > 0,
+                  "%s, %s %u: %zu wrong digests, not caught (%zu runs, %zu tails)",
                   hb_cpu_impl_describe(impl)->name, what, which, wrong, check.runs, check.tails);
 }
 
@@ -154,7 +144,7 @@ START_TEST(test_broken_lane_caught)
     const size_t lens[] = {4096, 64, 10};
     for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
         tu_msgset s;
-        uniform_set(&s, 3 * lanes, lens[k], 0x1a4e + k);
+        tu_msgset_same_length(&s, 3 * lanes, lens[k], 0x1a4e + k);
         for (unsigned lane = 0; lane < lanes; lane++)
             assert_caught(impl, &s, HB_MB_BREAK_LANE, lane, "lane");
         assert_caught(impl, &s, HB_MB_BREAK_ALL_LANES, 0, "every lane");
@@ -174,8 +164,8 @@ START_TEST(test_broken_tail_caught)
     enum { EACH = 7 };
     size_t lens[HB_MB_TAIL_KINDS * EACH];
     for (size_t i = 0; i < HB_MB_TAIL_KINDS * EACH; i++)
-        lens[i] = of_kind[i % HB_MB_TAIL_KINDS] + 64 * (i / HB_MB_TAIL_KINDS) *
-                                                      (of_kind[i % HB_MB_TAIL_KINDS] >= 64);
+        lens[i] = of_kind[i % HB_MB_TAIL_KINDS] +
+                  64 * (i / HB_MB_TAIL_KINDS) * (of_kind[i % HB_MB_TAIL_KINDS] >= 64);
     tu_msgset s;
     tu_msgset_from_lengths(&s, lens, HB_MB_TAIL_KINDS * EACH, 0x7a11);
     for (unsigned kind = 0; kind < HB_MB_TAIL_KINDS; kind++)
@@ -194,7 +184,7 @@ START_TEST(test_broken_carry_caught)
     const size_t lens[] = {3 << 20, 4096, 64};
     for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
         tu_msgset s;
-        uniform_set(&s, lanes_of(impl) + 1, lens[k], 0xca77 + k);
+        tu_msgset_same_length(&s, lanes_of(impl) + 1, lens[k], 0xca77 + k);
         assert_caught(impl, &s, HB_MB_BREAK_CARRY, 0, "carry");
         tu_msgset_free(&s);
     }
@@ -239,7 +229,7 @@ START_TEST(test_streams_checked)
     SKIP_UNLESS_RUNNABLE(impl);
     unsigned lanes = lanes_of(impl);
     tu_msgset s;
-    uniform_set(&s, lanes, 16384, 0x57e4);
+    tu_msgset_same_length(&s, lanes, 16384, 0x57e4);
     hb_mb_check checks[2];
     ck_assert_uint_eq(stream_checked(impl, &s, HB_MB_BREAK_NONE, 0, checks), 0);
     for (int piece = 0; piece < 2; piece++) {
@@ -251,8 +241,8 @@ START_TEST(test_streams_checked)
     for (unsigned lane = 0; lane < lanes; lane++) {
         ck_assert_uint_gt(stream_checked(impl, &s, HB_MB_BREAK_LANE, lane, checks), 0);
         ck_assert_msg(checks[0].mismatches > 0 && checks[1].mismatches > 0,
-                      "%s: broken lane %u not caught in each piece", hb_cpu_impl_describe(impl)->name,
-                      lane);
+                      "%s: broken lane %u not caught in each piece",
+                      hb_cpu_impl_describe(impl)->name, lane);
     }
     ck_assert_uint_gt(stream_checked(impl, &s, HB_MB_BREAK_CARRY, 0, checks), 0);
     ck_assert_msg(checks[1].mismatches > 0, "%s: broken carry into the second piece not caught",
@@ -282,7 +272,8 @@ int main(void)
     int not_run = 0;
     for (int k = 0; k < NIMPLS; k++)
         if (!hb_cpu_impl_runnable(impls[k])) {
-            fprintf(stderr, "%s %s", not_run++ ? "," : "SKIP: test_mb_check: not tested on this CPU:",
+            fprintf(stderr, "%s %s",
+                    not_run++ ? "," : "SKIP: test_mb_check: not tested on this CPU:",
                     hb_cpu_impl_describe(impls[k])->name);
         }
     if (not_run > 0)

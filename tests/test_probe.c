@@ -86,16 +86,6 @@ static size_t wrong_digests(hb_engine *e, const tu_msgset *s)
     return wrong;
 }
 
-static void lengths_set(tu_msgset *s, size_t n, size_t len, uint64_t seed)
-{
-    size_t *lens = malloc(n * sizeof *lens);
-    ck_assert_ptr_nonnull(lens);
-    for (size_t i = 0; i < n; i++)
-        lens[i] = len;
-    tu_msgset_from_lengths(s, lens, n, seed);
-    free(lens);
-}
-
 /* Every tail kind, several times, with and without whole blocks. */
 static void every_kind_set(tu_msgset *s, uint64_t seed)
 {
@@ -138,7 +128,7 @@ static hb_stats run_and_judge(const tu_msgset *s, size_t staging, int expect_cau
 START_TEST(test_clean_counts)
 {
     tu_msgset s;
-    lengths_set(&s, 16, 200, 0x9e01); /* 3 whole blocks and 8 bytes each */
+    tu_msgset_same_length(&s, 16, 200, 0x9e01); /* 3 whole blocks and 8 bytes each */
     hb_engine *e = open_device(0);
     hb_stats before = stats_of(e);
     ck_assert_uint_eq(wrong_digests(e, &s), 0);
@@ -198,8 +188,8 @@ START_TEST(test_broken_lane)
     unsigned lane = broken_lanes[_i];
     char what[64];
     tu_msgset mixed, same;
-    close_lengths_set(&mixed, 0x9e10 + lane);     /* planned launches */
-    lengths_set(&same, 1024, 100, 0x9e20 + lane); /* uniform where the shape has it */
+    close_lengths_set(&mixed, 0x9e10 + lane);               /* planned launches */
+    tu_msgset_same_length(&same, 1024, 100, 0x9e20 + lane); /* uniform where the shape has it */
     set_break(HB_DEVICE_BREAK_LANE, lane);
     snprintf(what, sizeof what, "lane %u broken, mixed", lane);
     run_and_judge(&mixed, 0, 1, NULL, what);
@@ -220,7 +210,7 @@ START_TEST(test_broken_kernel)
     char what[64];
     tu_msgset mixed, same;
     close_lengths_set(&mixed, 0x9e30 + entry);
-    lengths_set(&same, 1024, 100, 0x9e40 + entry);
+    tu_msgset_same_length(&same, 1024, 100, 0x9e40 + entry);
     hb_engine *probe_shape = open_device(0);
     int gpu = gpu_shape(probe_shape);
     hb_engine_close(probe_shape);
@@ -257,7 +247,7 @@ END_TEST
 START_TEST(test_broken_uniform_padding)
 {
     tu_msgset s;
-    lengths_set(&s, 1024, 128, 0x9e60);
+    tu_msgset_same_length(&s, 1024, 128, 0x9e60);
     set_break(HB_DEVICE_BREAK_TAIL, 0);
     run_and_judge(&s, 0, 1, NULL, "padding block of 128 bytes broken");
     set_break(HB_DEVICE_BREAK_NONE, 0);

@@ -6,15 +6,12 @@
  * The rule under test (verify.h, verify.c, hashbatch.h): with
  * HB_VERIFY_SAMPLE a batch of n messages checks a sample of
  * n * per_mille / 1000 (rounded down) messages drawn at random, never an
- * empty one, plus every index the caller says it must check; each message
- * is checked at most once. The sample is drawn afresh for each batch, so
- * that no position escapes checking for long.
+ * empty one; each message is checked at most once. The sample is drawn
+ * afresh for each batch, so that no position escapes checking for long.
  *
- * Covers: (a) exact counts: `checked` is max(1, n * per_mille / 1000)
- * without must indices, n under HB_VERIFY_FULL, 0 under HB_VERIFY_OFF,
- * the distinct must indices alone when the sample rounds down to nothing,
- * and between the sample and the sample plus the must indices otherwise,
- * every must index among them; (b) one wrong digest at one position p:
+ * Covers: (a) exact counts: `checked` is max(1, n * per_mille / 1000),
+ * n under HB_VERIFY_FULL, 0 under HB_VERIFY_OFF; (b) one wrong digest at
+ * one position p:
  * each batch checks exactly the promised count and reports 0 or 1
  * mismatch (never 2: p is not checked twice), and every position tried
  * (slice starts, slice ends, the middles, a stride over the whole batch)
@@ -38,7 +35,7 @@
 
 /* ---- helpers ---------------------------------------------------------- */
 
-/* What the rule says a sample of n at per_mille holds (no must indices). */
+/* What the rule says a sample of n at per_mille holds. */
 static size_t promised(size_t n, unsigned per_mille)
 {
     size_t k = (size_t)((uint64_t)n * per_mille / 1000u);
@@ -77,12 +74,12 @@ static void flip(sample_case *c, size_t p)
 }
 
 static hb_verify_result verify(const sample_case *c, hb_verify_mode mode, unsigned per_mille,
-                               const size_t *must, size_t nmust, uint64_t seed)
+                               uint64_t seed)
 {
     hb_verify_result r = {99, 99, 99};
     uint64_t rng = seed;
     ck_assert_int_eq(hb_verify_batch(c->set.m, c->set.n, (const hb_digest *)c->got, mode, per_mille,
-                                     must, nmust, &rng, NULL, &r),
+                                     &rng, NULL, &r),
                      HB_OK);
     return r;
 }
@@ -107,14 +104,14 @@ static const struct {
 };
 #define NSIZES (sizeof sizes / sizeof sizes[0])
 
-START_TEST(test_exact_counts_without_must)
+START_TEST(test_exact_counts)
 {
     size_t n = sizes[_i].n;
     unsigned pm = sizes[_i].per_mille;
     sample_case c;
     case_make(&c, n, 120, 0x5a01 + _i);
     for (uint64_t seed = 0; seed < 200; seed++) {
-        hb_verify_result r = verify(&c, HB_VERIFY_SAMPLE, pm, NULL, 0, seed * 0x9e3779b97f4a7c15u);
+        hb_verify_result r = verify(&c, HB_VERIFY_SAMPLE, pm, seed * 0x9e3779b97f4a7c15u);
         ck_assert_msg(r.checked == promised(n, pm) && r.mismatches == 0,
                       "n %zu, per mille %u, seed %llu: checked %zu (promised %zu), mismatches %zu",
                       n, pm, (unsigned long long)seed, r.checked, promised(n, pm), r.mismatches);
@@ -123,80 +120,16 @@ START_TEST(test_exact_counts_without_must)
     for (size_t i = 0; i < n; i++)
         flip(&c, i);
     for (uint64_t seed = 0; seed < 50; seed++) {
-        hb_verify_result r = verify(&c, HB_VERIFY_SAMPLE, pm, NULL, 0, seed + 1);
+        hb_verify_result r = verify(&c, HB_VERIFY_SAMPLE, pm, seed + 1);
         ck_assert_uint_eq(r.checked, promised(n, pm));
         ck_assert_uint_eq(r.mismatches, promised(n, pm));
     }
-    hb_verify_result full = verify(&c, HB_VERIFY_FULL, pm, NULL, 0, 1);
+    hb_verify_result full = verify(&c, HB_VERIFY_FULL, pm, 1);
     ck_assert_uint_eq(full.checked, n);
     ck_assert_uint_eq(full.mismatches, n);
-    hb_verify_result off = verify(&c, HB_VERIFY_OFF, pm, NULL, 0, 1);
+    hb_verify_result off = verify(&c, HB_VERIFY_OFF, pm, 1);
     ck_assert_uint_eq(off.checked, 0);
     ck_assert_uint_eq(off.mismatches, 0);
-    case_free(&c);
-}
-END_TEST
-
-/* A sample that rounds down to nothing checks the must indices alone,
- * each once, and nothing else (the never-empty rule does not add one). */
-START_TEST(test_must_alone)
-{
-    sample_case c;
-    case_make(&c, 10, 120, 0x5a10);
-    const size_t must[] = {3, 7, 3, 3};
-    for (uint64_t seed = 0; seed < 100; seed++) {
-        hb_verify_result r = verify(&c, HB_VERIFY_SAMPLE, 16, must, 4, seed);
-        ck_assert_uint_eq(r.checked, 2);
-        ck_assert_uint_eq(r.mismatches, 0);
-    }
-    flip(&c, 5); /* not a must index: never checked */
-    for (uint64_t seed = 0; seed < 100; seed++) {
-        hb_verify_result r = verify(&c, HB_VERIFY_SAMPLE, 16, must, 4, seed);
-        ck_assert_uint_eq(r.checked, 2);
-        ck_assert_uint_eq(r.mismatches, 0);
-    }
-    flip(&c, 3); /* a must index, named three times: one mismatch */
-    for (uint64_t seed = 0; seed < 100; seed++) {
-        hb_verify_result r = verify(&c, HB_VERIFY_SAMPLE, 16, must, 4, seed);
-        ck_assert_uint_eq(r.checked, 2);
-        ck_assert_uint_eq(r.mismatches, 1);
-    }
-    case_free(&c);
-}
-END_TEST
-
-/* Must indices beside a sample: every must index checked (its wrong digest
- * is always found, once), the count between the sample and the sample
- * plus the distinct must indices, and exactly that count of mismatches
- * when every digest is wrong. */
-START_TEST(test_must_beside_sample)
-{
-    const size_t n = 1000;
-    const unsigned pm = 50; /* 50 drawn */
-    const size_t must[] = {0, 499, 500, 999, 500};
-    const size_t distinct = 4;
-    sample_case c;
-    case_make(&c, n, 120, 0x5a20);
-    for (size_t k = 0; k < distinct; k++) {
-        flip(&c, must[k]);
-        for (uint64_t seed = 0; seed < 100; seed++) {
-            hb_verify_result r = verify(&c, HB_VERIFY_SAMPLE, pm, must, 5, seed * 7919 + k);
-            ck_assert_msg(r.checked >= promised(n, pm) && r.checked <= promised(n, pm) + distinct,
-                          "checked %zu with a sample of %zu and %zu must indices", r.checked,
-                          promised(n, pm), distinct);
-            ck_assert_msg(r.mismatches == 1, "must index %zu (wrong) gave %zu mismatches", must[k],
-                          r.mismatches);
-        }
-        flip(&c, must[k]);
-    }
-    for (size_t i = 0; i < n; i++)
-        flip(&c, i);
-    for (uint64_t seed = 0; seed < 100; seed++) {
-        hb_verify_result r = verify(&c, HB_VERIFY_SAMPLE, pm, must, 5, seed);
-        ck_assert_uint_ge(r.checked, promised(n, pm));
-        ck_assert_uint_le(r.checked, promised(n, pm) + distinct);
-        ck_assert_uint_eq(r.mismatches, r.checked);
-    }
     case_free(&c);
 }
 END_TEST
@@ -264,8 +197,7 @@ START_TEST(test_one_position_caught)
         flip(&c, p);
         uint64_t b = 0, caught = 0;
         for (; b < bound && !caught; b++) {
-            hb_verify_result r =
-                verify(&c, HB_VERIFY_SAMPLE, pm, NULL, 0, tu_rng_next(&seeds)); /* fresh */
+            hb_verify_result r = verify(&c, HB_VERIFY_SAMPLE, pm, tu_rng_next(&seeds)); /* fresh */
             ck_assert_msg(r.checked == promised(n, pm),
                           "n %zu, per mille %u, wrong at %zu, batch %llu: checked %zu, not %zu", n,
                           pm, p, (unsigned long long)b, r.checked, promised(n, pm));
@@ -388,9 +320,7 @@ static Suite *sampler_suite(void)
     Suite *s = suite_create("sampler");
     TCase *counts = tcase_create("counts");
     tcase_set_timeout(counts, 60);
-    tcase_add_loop_test(counts, test_exact_counts_without_must, 0, (int)NSIZES);
-    tcase_add_test(counts, test_must_alone);
-    tcase_add_test(counts, test_must_beside_sample);
+    tcase_add_loop_test(counts, test_exact_counts, 0, (int)NSIZES);
     suite_add_tcase(s, counts);
     TCase *caught = tcase_create("caught");
     tcase_set_timeout(caught, 240);

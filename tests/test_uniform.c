@@ -25,17 +25,6 @@ static const size_t uniform_lengths[] = {0,   1,   55,  56,  63,   64,   65,   1
                                          120, 127, 128, 129, 1000, 1023, 1024, 1025};
 #define NLENGTHS (sizeof uniform_lengths / sizeof uniform_lengths[0])
 
-/* n messages of len bytes at random offsets of one random pool. */
-static void same_length_set(tu_msgset *s, size_t len, size_t n, uint64_t seed)
-{
-    size_t *lens = malloc(n * sizeof *lens);
-    ck_assert_ptr_nonnull(lens);
-    for (size_t i = 0; i < n; i++)
-        lens[i] = len;
-    tu_msgset_from_lengths(s, lens, n, seed);
-    free(lens);
-}
-
 static void check_batch(hb_engine *e, const hb_msg *m, size_t n, hb_digest *want, hb_digest *got,
                         const char *what)
 {
@@ -51,7 +40,7 @@ static void check_counts(hb_engine *e, size_t len, const size_t *counts, size_t 
     for (size_t c = 0; c < ncounts; c++) {
         tu_msgset s;
         char what[96];
-        same_length_set(&s, len, counts[c], seed + len * 10 + c);
+        tu_msgset_same_length(&s, counts[c], len, seed + len * 10 + c);
         hb_digest *got = tu_digests(s.n);
         snprintf(what, sizeof what, "%zu messages of %zu bytes", s.n, len);
         check_batch(e, s.m, s.n, s.want, got, what);
@@ -91,7 +80,7 @@ END_TEST
 START_TEST(test_few_long_messages)
 {
     tu_msgset s;
-    same_length_set(&s, (1u << 20) + 3, 70, 7800);
+    tu_msgset_same_length(&s, 70, (1u << 20) + 3, 7800);
     hb_digest *got = tu_digests(s.n);
     hb_engine *e = tu_open(HB_BACKEND_OPENCL);
     check_batch(e, s.m, s.n, s.want, got, "70 messages of 1 MiB + 3 bytes");
@@ -104,7 +93,7 @@ END_TEST
 START_TEST(test_many_launches)
 {
     tu_msgset s;
-    same_length_set(&s, 64, 300001, 7100); /* several launches, a part-empty last group */
+    tu_msgset_same_length(&s, 300001, 64, 7100); /* several launches, a part-empty last group */
     hb_digest *got = tu_digests(s.n);
     hb_engine *e = tu_open(HB_BACKEND_OPENCL);
     check_batch(e, s.m, s.n, s.want, got, "300,001 messages of 64 bytes");
@@ -176,7 +165,7 @@ END_TEST
 START_TEST(test_odd_output_address)
 {
     tu_msgset s;
-    same_length_set(&s, 64, 777, 7400);
+    tu_msgset_same_length(&s, 777, 64, 7400);
     uint8_t *raw = calloc(1, s.n * sizeof(hb_digest) + 1);
     ck_assert_ptr_nonnull(raw);
     hb_digest *got = (hb_digest *)(raw + 1);
@@ -199,7 +188,7 @@ START_TEST(test_corrupted_uniform_launch)
     hb_fault_plan plan = {.kind = HB_FAULT_CORRUPT_ALL, .every_nth_launch = 1};
     ck_assert_int_eq(hb_testing_set_fault(e, &plan), HB_OK);
     tu_msgset s;
-    same_length_set(&s, (size_t)_i == 0 ? 64 : 4096, 5000, 7500);
+    tu_msgset_same_length(&s, 5000, (size_t)_i == 0 ? 64 : 4096, 7500);
     hb_digest *got = tu_digests(s.n);
     tu_batch(e, s.m, s.n, got);
     tu_assert_digests(s.m, s.n, s.want, got, "a corrupted uniform launch, redone on the CPU");

@@ -116,8 +116,8 @@ void tu_assert_corruption_caught(hb_engine *e, size_t n, size_t maxlen, uint64_t
     tu_assert_digests(s.m, s.n, s.want, got, what);
     hb_stats st;
     ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
-    printf("%s: %llu mismatches, %llu fallbacks\n", what,
-           (unsigned long long)st.verify_mismatches, (unsigned long long)st.fallbacks);
+    printf("%s: %llu mismatches, %llu fallbacks\n", what, (unsigned long long)st.verify_mismatches,
+           (unsigned long long)st.fallbacks);
     ck_assert_uint_gt(st.verify_mismatches, 0);
     ck_assert_uint_gt(st.fallbacks, 0);
     free(got);
@@ -569,6 +569,16 @@ void tu_msgset_random(tu_msgset *s, size_t n, size_t maxlen, uint64_t seed)
     ck_assert_ptr_nonnull(lens);
     for (size_t i = 0; i < n; i++)
         lens[i] = tu_rng_below(&r, maxlen + 1);
+    tu_msgset_from_lengths(s, lens, n, seed);
+    free(lens);
+}
+
+void tu_msgset_same_length(tu_msgset *s, size_t n, size_t len, uint64_t seed)
+{
+    size_t *lens = malloc((n ? n : 1) * sizeof *lens);
+    ck_assert_ptr_nonnull(lens);
+    for (size_t i = 0; i < n; i++)
+        lens[i] = len;
     tu_msgset_from_lengths(s, lens, n, seed);
     free(lens);
 }

@@ -191,6 +191,10 @@ void tu_msgset_from_lengths(tu_msgset *s, const size_t *lens, size_t n, uint64_t
 
 /* tu_msgset_random: n messages of uniform random length in [0, maxlen]. */
 void tu_msgset_random(tu_msgset *s, size_t n, size_t maxlen, uint64_t seed);
+
+/* tu_msgset_same_length: n messages of len bytes each (the uniform
+ * kernels' and full lane groups' case). */
+void tu_msgset_same_length(tu_msgset *s, size_t n, size_t len, uint64_t seed);
 void tu_msgset_free(tu_msgset *s);
 
 /* tu_fill_pattern: len cheap pattern bytes that differ from block to

@@ -1,9 +1,9 @@
 /*
  * verify.c - recomputing device results with OpenSSL.
  *
- * Owns: full verification (every message) and sampled verification: the
- * messages the caller must have checked (one per device launch) plus one
- * random message from each of k equal slices of the batch, chosen fresh
+ * Owns: full verification (every message) and sampled verification of
+ * whole messages: one random message from each of k equal slices of the
+ * batch, chosen fresh
  * for every batch so that no lane position escapes checking for long.
  * Must not: decide what a mismatch means; it only counts them.
  */
@@ -44,32 +44,14 @@ static void draw_sample(size_t n, size_t count, uint64_t *rng, size_t *which)
         which[k] = which[k - 1], k++;
 }
 
-static int by_index(const void *a, const void *b)
-{
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Sorts which[0..count) and drops repeats (a long message spans many
- * launches, so it is picked many times): each message is hashed once. */
-static size_t unique_indices(size_t *which, size_t count)
-{
-    qsort(which, count, sizeof *which, by_index);
-    size_t kept = 0;
-    for (size_t k = 0; k < count; k++)
-        if (kept == 0 || which[kept - 1] != which[k])
-            which[kept++] = which[k];
-    return kept;
-}
-
-static size_t *choose_indices(size_t n, hb_verify_mode mode, unsigned per_mille, const size_t *must,
-                              size_t nmust, uint64_t *rng, size_t *count)
+/* Which messages to recompute: all, or the sample (never empty). */
+static size_t *choose_indices(size_t n, hb_verify_mode mode, unsigned per_mille, uint64_t *rng,
+                              size_t *count)
 {
     size_t drawn = mode == HB_VERIFY_FULL ? n : sample_size(n, per_mille);
-    size_t extra = mode == HB_VERIFY_FULL ? 0 : nmust;
-    if (drawn + extra == 0)
+    if (drawn == 0)
         drawn = 1; /* a sample is never empty */
-    *count = drawn + extra;
+    *count = drawn;
     size_t *which = malloc(*count * sizeof *which);
     if (which == NULL)
         return NULL;
@@ -78,22 +60,18 @@ static size_t *choose_indices(size_t n, hb_verify_mode mode, unsigned per_mille,
             which[k] = k;
     else
         draw_sample(n, drawn, rng, which);
-    if (extra > 0) {
-        memcpy(which + drawn, must, extra * sizeof *which);
-        *count = unique_indices(which, *count);
-    }
     return which;
 }
 
 hb_status hb_verify_batch(const hb_msg *m, size_t n, const hb_digest *got, hb_verify_mode mode,
-                          unsigned per_mille, const size_t *must, size_t nmust, uint64_t *rng,
-                          hb_cpu_watch *watch, hb_verify_result *result)
+                          unsigned per_mille, uint64_t *rng, hb_cpu_watch *watch,
+                          hb_verify_result *result)
 {
     *result = (hb_verify_result){0, 0, 0};
     if (mode == HB_VERIFY_OFF || n == 0)
         return HB_OK;
     size_t count;
-    size_t *which = choose_indices(n, mode, per_mille, must, nmust, rng, &count);
+    size_t *which = choose_indices(n, mode, per_mille, rng, &count);
     if (which == NULL)
         return HB_ERR_NO_MEMORY;
     hb_status st = HB_OK;

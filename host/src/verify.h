@@ -17,15 +17,14 @@ typedef struct {
 } hb_verify_result;
 
 /* hb_verify_batch: recomputes some or all of got[] on the calling thread:
- * with HB_VERIFY_FULL all; with HB_VERIFY_SAMPLE the messages listed in
- * must (nmust of them; the caller picks one per device launch, so a launch
- * that went wrong as a whole cannot slip through) and per_mille of the
- * batch at random (chosen with *rng, a prng.h state); with HB_VERIFY_OFF none. The
+ * with HB_VERIFY_FULL all; with HB_VERIFY_SAMPLE per_mille of the batch at
+ * random (chosen with *rng, a prng.h state), never none; with
+ * HB_VERIFY_OFF none. The
  * recomputation asks watch (NULL: nobody) between pieces of a few MiB;
  * when it says stop, returns HB_ERR_CANCELLED at once (the batch is not
  * wanted any more). Else HB_OK or HB_ERR_NO_MEMORY. */
 hb_status hb_verify_batch(const hb_msg *m, size_t n, const hb_digest *got, hb_verify_mode mode,
-                          unsigned per_mille, const size_t *must, size_t nmust, uint64_t *rng,
-                          hb_cpu_watch *watch, hb_verify_result *result);
+                          unsigned per_mille, uint64_t *rng, hb_cpu_watch *watch,
+                          hb_verify_result *result);
 
 #endif /* HB_VERIFY_H */

@@ -121,8 +121,8 @@ static int verify_lanes_fully(hb_engine *e, const hb_msg *m, size_t n, hb_digest
 {
     uint64_t rng = hb_counters_next_random(&e->counters);
     hb_verify_result check = {0, 0, 0};
-    hb_status st = hb_verify_batch(m, n, (const hb_digest *)out, HB_VERIFY_FULL, 0, NULL, 0, &rng,
-                                   w, &check);
+    hb_status st =
+        hb_verify_batch(m, n, (const hb_digest *)out, HB_VERIFY_FULL, 0, &rng, w, &check);
     hb_counters_verify(&e->counters, check.checked, check.bytes, check.mismatches);
     *wrong = check.mismatches > 0;
     if (st == HB_ERR_CANCELLED) {

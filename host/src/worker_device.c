@@ -7,15 +7,20 @@
  * empty. Under sampled verification each launch is probed (probe.h) and
  * its checks recomputed as it is collected. A batch whose launches are
  * all collected is turned into digests, verified (whole messages: all of
- * them, or a sample when one is asked for), and delivered. Between the launches of a long message
- * it takes short work too, so a huge message does not hold small jobs up. On a device error
- * everything in flight goes back, whole, to the CPU pool (or fails, without fallback); a mismatch
- * or repeated errors quarantine it. Before each launch it asks whether the batch is still wanted
- * (its jobs cancelled, or the engine closing): if not, it enqueues no more, collects what is in
- * flight (the device reads the caller's bytes and writes its states) and drops the batch, whose
- * jobs then end at once; verification stops the same way between pieces. Each batch it took from
- * the jobs tells the scheduler what it added to the pipeline's time (from when it was taken, or the
- * previous batch was done, whichever is later, to when it is done), so the device's model learns.
+ * them, or a sample when one is asked for), and delivered.
+ * Between the launches of a long message it takes short work too, so a
+ * huge message does not hold small jobs up.
+ * On a device error everything in flight goes back, whole, to the CPU
+ * pool (or fails, without fallback); a mismatch or repeated errors
+ * quarantine the device.
+ * Before each launch it asks whether the batch is still wanted (its jobs
+ * cancelled, or the engine closing): if not, it enqueues no more,
+ * collects what is in flight (the device reads the caller's bytes and
+ * writes its states) and drops the batch, whose jobs then end at once;
+ * verification stops the same way between pieces.
+ * Each batch it took tells the scheduler what it added to the pipeline's
+ * time (from when it was taken, or the previous batch was done,
+ * whichever is later, to when it is done), so the device's model learns.
  * Must not: call OpenCL except through backend_opencl.c, or let any batch
  * it took go undelivered.
  */
@@ -147,7 +152,7 @@ static hb_status verify_messages(hb_engine *e, device_batch *db, hb_verify_resul
     uint64_t rng = hb_counters_next_random(&e->counters);
     hb_cpu_watch watch = {hb_batch_keep_going, b, 0, 0};
     return hb_verify_batch(b->msgs, b->n, (const hb_digest *)b->digests, mode,
-                           e->settings.sample_per_mille, NULL, 0, &rng, &watch, check);
+                           e->settings.sample_per_mille, &rng, &watch, check);
 }
 
 /* A batch nobody wants any more, its launches all collected: dropped. */
