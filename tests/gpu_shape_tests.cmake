@@ -19,14 +19,16 @@ set(HB_GPU_SHAPE_UNIT_SUITES test_errors test_devices test_lengths test_cavp tes
     test_open_cost test_calibrate)
 set(HB_GPU_SHAPE_SERVICE_SUITES test_jobs test_cancel_close test_threads test_fault_matrix
     test_stats)
-# no device used (test_huge, test_mb*, the model cache's and the cost
+# no device used (test_huge, test_mb*, test_long_share: the CPU pool's
+# threads sharing long messages, the model cache's and the cost
 # model's arithmetic, the CLI's hash cache, test_beneath's path resolution:
 # its files job is on the CPU pool, test_priority's threads: the pool's);
 # test_oclgrind, whose device is a simulated GPU already (check_oclgrind.sh);
 # test_cores, about where pocl's CPU device's threads run, not its shape;
 # test_sched_sim, the scheduler in virtual time (no engine);
 # the switch's own suite; helpers
-set(HB_GPU_SHAPE_NOT_RERUN test_huge test_mb test_mb_streams test_mb_check test_model_cache test_cost_model
+set(HB_GPU_SHAPE_NOT_RERUN test_huge test_mb test_mb_streams test_mb_check test_long_share
+    test_model_cache test_cost_model
     test_hcache test_gpu_shape test_util test_beneath test_priority test_oclgrind
     test_cores test_sched_sim)
 

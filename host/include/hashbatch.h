@@ -420,6 +420,11 @@ typedef struct {
                                 against bytes, the share of the work
                                 re-done, which is the chance that a
                                 transient fault in one place is caught */
+    uint64_t cpu_moved_bytes; /* of cpu_bytes, the bytes of long messages
+                                 that a pool thread hashed with SHA-NI
+                                 mid-message while another ran the rest
+                                 through its lanes (few long messages
+                                 shared among the cores) */
 } hb_stats;
 
 /* hb_engine_stats: a snapshot of e's counters. Thread-safe.

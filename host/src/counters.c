@@ -88,6 +88,13 @@ void hb_counters_verify(hb_counters *c, size_t checked, uint64_t bytes, size_t m
     pthread_mutex_unlock(&c->lock);
 }
 
+void hb_counters_moved(hb_counters *c, uint64_t bytes)
+{
+    pthread_mutex_lock(&c->lock);
+    c->stats.cpu_moved_bytes += bytes;
+    pthread_mutex_unlock(&c->lock);
+}
+
 void hb_counters_fallback(hb_counters *c)
 {
     pthread_mutex_lock(&c->lock);

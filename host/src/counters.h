@@ -57,6 +57,10 @@ void hb_counters_inline(hb_counters *c, size_t n, uint64_t bytes, uint64_t busy_
  * them), the bytes they hashed again, and how many mismatched. */
 void hb_counters_verify(hb_counters *c, size_t checked, uint64_t bytes, size_t mismatches);
 
+/* hb_counters_moved: bytes of shared long messages a helping pool thread
+ * hashed (long_share.h). */
+void hb_counters_moved(hb_counters *c, uint64_t bytes);
+
 /* hb_counters_fallback: a batch redone on the CPU whole. */
 void hb_counters_fallback(hb_counters *c);
 

@@ -90,8 +90,8 @@ static int worth_opening(const hb_engine *e, const char *spec, char *why, size_t
 /* Opens every device the spec selects (up to the stats table's room)
  * that may pay for its opening (why says of one that did not); devices
  * that fail to open are skipped if another one opens. */
-static hb_status open_chosen_devices(hb_engine *e, hb_opencl **opened, size_t *nopened,
-                                     char *why, size_t why_size)
+static hb_status open_chosen_devices(hb_engine *e, hb_opencl **opened, size_t *nopened, char *why,
+                                     size_t why_size)
 {
     hb_cl_device *devices;
     size_t count, nchosen;
@@ -204,6 +204,7 @@ static void choose_pool_limits(hb_engine *e)
     e->pool_limits.share_below =
         hb_cpu_take_share_below(e->settings.cpu_impl, e->settings.cpu_threads);
     e->pool_limits.long_share_below = e->pool_limits.long_max * e->settings.cpu_threads;
+    e->pool_limits.long_whole_from = hb_cpu_take_whole_from(e);
     e->pool_limits.share = hb_sched_share_for;
     e->pool_limits.taken = hb_sched_taken_for;
     e->pool_limits.share_ctx = &e->pool_taker;
@@ -650,7 +651,7 @@ static int hash_inline(hb_engine *e, const hb_msg *m, size_t n, uint64_t bytes, 
     if (!inline_pays(e, n, bytes))
         return 0;
     uint64_t start = hb_now_ns();
-    hb_cpu_hash_checked(e, m, n, out, NULL);
+    hb_cpu_hash_checked(e, m, n, out, NULL, NULL);
     hb_counters_inline(&e->counters, n, bytes, hb_now_ns() - start);
     return 1;
 }

@@ -61,9 +61,9 @@ struct hb_engine {
     uint64_t calibration_ns;
     int models_from_cache;
     char calibration_note[256]; /* backends whose calibration ran out of budget */
-    hb_core_set pool_cores; /* with HASHBATCH_DEVICE_CORES: the pool's (count 0: all) */
-    int cores_apart;        /* the OpenCL runtime's threads are on the device
-                             * cores, apart from the pool's (cores.h) */
+    hb_core_set pool_cores;     /* with HASHBATCH_DEVICE_CORES: the pool's (count 0: all) */
+    int cores_apart;            /* the OpenCL runtime's threads are on the device
+                                 * cores, apart from the pool's (cores.h) */
 
     atomic_uint_fast64_t jobs_completed; /* bumped by the jobs themselves */
     atomic_uint_fast64_t jobs_cancelled; /* likewise: cancelled or closed */
@@ -99,6 +99,14 @@ hb_take_limits hb_cpu_take_limits_for(hb_cpu_impl impl, const hb_cost_terms mode
  * would leave lanes half empty for the same cost per step. */
 size_t hb_cpu_take_share_below(hb_cpu_impl impl, unsigned threads);
 
+/* hb_cpu_take_whole_from: the pool's long_whole_from (queue.h): the
+ * shortest message of a list the pool's threads share mid-message
+ * (long_share.h), or 0 where the pool cuts such lists into one take per
+ * thread instead (one thread, an implementation named by the user, no
+ * lanes, or equal takes measured faster: hb_long_share_pays)
+ * (worker_cpu.c). */
+uint64_t hb_cpu_take_whole_from(const hb_engine *e);
+
 /* hb_engine_cpu_impl_now: the implementation e's pool hashes with: its
  * settings', or OpenSSL once a lane digest failed verification. */
 hb_cpu_impl hb_engine_cpu_impl_now(hb_engine *e);
@@ -109,9 +117,12 @@ void hb_engine_distrust_cpu_lanes(hb_engine *e);
 
 /* hb_cpu_hash_checked: out[i] = SHA-1(m[i]) for i < n on this thread with
  * hb_engine_cpu_impl_now(e), lane digests verified as e's verify mode
- * says (recomputed by OpenSSL on a mismatch). Returns 1 when every digest
- * is written and stands, 0 when w (NULL: nobody) stopped it. */
-int hb_cpu_hash_checked(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_cpu_watch *w);
+ * says (recomputed by OpenSSL on a mismatch). A few long messages are
+ * shared with the pool's idle threads (long_share.h); *helper_cpu_ns (if
+ * not NULL) gets the CPU time they gave. Returns 1 when every digest is
+ * written and stands, 0 when w (NULL: nobody) stopped it. */
+int hb_cpu_hash_checked(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_cpu_watch *w,
+                        uint64_t *helper_cpu_ns);
 
 /* hb_batch_keep_going: the hb_cpu_watch callback of work on a batch (ctx
  * is the hb_batch): counts the bytes, and answers 0 once the batch is not

@@ -109,12 +109,17 @@ static size_t min_size(size_t a, size_t b)
  * count, one per core,
  * rather than filling one core's lanes while the others wait (halving
  * what is left at each take would leave the last core a string of small
- * takes after the first is done). */
+ * takes after the first is done). Unless they are few and long enough
+ * to move between the lanes and the other cores mid-message
+ * (long_whole_from): then one take has them all. */
 static size_t fair_share(const hb_job *j, const hb_take_limits *limits, int head_is_long)
 {
     size_t left = j->n - j->next_to_take;
     size_t among = limits->share_among;
     if (among <= 1)
+        return left;
+    if (head_is_long && limits->long_whole_from > 0 && left <= limits->long_max &&
+        j->msgs[j->next_to_take].len >= limits->long_whole_from)
         return left;
     if (head_is_long && j->n < limits->long_share_below) {
         size_t equal = j->n / among + (j->n % among != 0);
@@ -147,8 +152,9 @@ static size_t uniform_fitting(const hb_job *j, const hb_take_limits *limits, tak
         more = SIZE_MAX;
     else
         more = bytes > limits->max_bytes ? 0 : (size_t)((limits->max_bytes - bytes) / len);
-    size_t k = min_size(fair_share(j, limits, is_long), min_size(limits->max_messages - t->count,
-                                                        first + min_size(more, SIZE_MAX - 1)));
+    size_t k =
+        min_size(fair_share(j, limits, is_long),
+                 min_size(limits->max_messages - t->count, first + min_size(more, SIZE_MAX - 1)));
     if (t->count == 0)
         t->is_long = is_long;
     t->bytes += (uint64_t)k * len;
@@ -348,6 +354,15 @@ static hb_batch *try_take(hb_queue *q, hb_taker taker, const hb_take_limits *lim
     return take_jobs(q, limits, declined);
 }
 
+/* An offer that lets the taker in, or NULL. */
+static hb_help_offer *try_join(hb_queue *q)
+{
+    for (hb_help_offer *o = q->offers; o != NULL; o = o->next)
+        if (o->join(o->ctx))
+            return o;
+    return NULL;
+}
+
 /* A taker the scheduler turned down sleeps until poked, or until a push
  * makes the pending work twice the most it was turned down with (that
  * most halves with each quiet bound: a small job more changes nothing,
@@ -384,13 +399,17 @@ static int nothing_more(const hb_queue *q, hb_taker taker)
     return q->closing && (taker == HB_TAKER_DEVICE || q->fallbacks_final);
 }
 
-hb_batch *hb_queue_take(hb_queue *q, hb_taker taker, const hb_take_limits *limits, int wait)
+/* hb_queue_take, and for a pool thread that passes `joined`, a join. */
+static hb_batch *take_or_join(hb_queue *q, hb_taker taker, const hb_take_limits *limits, int wait,
+                              hb_help_offer **joined)
 {
     pthread_cond_t *cond = taker == HB_TAKER_CPU ? &q->cpu_work : &q->device_work;
     int declined, turned_down = 0;
     pthread_mutex_lock(&q->lock);
     hb_batch *b = try_take(q, taker, limits, &declined);
     while (b == NULL && wait && !nothing_more(q, taker)) {
+        if (joined != NULL && (*joined = try_join(q)) != NULL)
+            break;
         /* once turned down, it waits as one until it takes something: a
          * stream of small jobs the scheduler leaves to others does not
          * wake it job after job */
@@ -405,6 +424,41 @@ hb_batch *hb_queue_take(hb_queue *q, hb_taker taker, const hb_take_limits *limit
         wake_takers(q); /* work is left: pass the wake-up on */
     pthread_mutex_unlock(&q->lock);
     return b;
+}
+
+hb_batch *hb_queue_take(hb_queue *q, hb_taker taker, const hb_take_limits *limits, int wait)
+{
+    return take_or_join(q, taker, limits, wait, NULL);
+}
+
+hb_batch *hb_queue_take_or_help(hb_queue *q, const hb_take_limits *limits, hb_help_offer **joined)
+{
+    *joined = NULL;
+    return take_or_join(q, HB_TAKER_CPU, limits, 1, joined);
+}
+
+void hb_queue_offer_help(hb_queue *q, hb_help_offer *o)
+{
+    pthread_mutex_lock(&q->lock);
+    o->next = q->offers;
+    q->offers = o;
+    pthread_cond_broadcast(&q->cpu_work);
+    if (atomic_load(&q->declined) > 0)
+        pthread_cond_broadcast(&q->reconsider); /* a pool thread may wait there */
+    pthread_mutex_unlock(&q->lock);
+}
+
+void hb_queue_withdraw_help(hb_queue *q, hb_help_offer *o)
+{
+    pthread_mutex_lock(&q->lock);
+    for (hb_help_offer **at = &q->offers; *at != NULL; at = &(*at)->next) {
+        if (*at == o) {
+            *at = o->next;
+            break;
+        }
+    }
+    o->next = NULL;
+    pthread_mutex_unlock(&q->lock);
 }
 
 void hb_queue_poke(hb_queue *q)

@@ -56,9 +56,13 @@ typedef struct {
                              1/share_among of them (rounded up), so a job
                              of few messages still reaches every taker */
     size_t share_below;
-    size_t long_share_below; /* a job of fewer messages, the next one long,
-                                is cut into share_among equal takes (0:
-                                never) */
+    size_t long_share_below;  /* a job of fewer messages, the next one long,
+                                 is cut into share_among equal takes (0:
+                                 never) */
+    uint64_t long_whole_from; /* ... but one of long_max messages or fewer,
+                                 the next one at least this long, goes
+                                 whole to one taker, who shares it with
+                                 the others mid-message (0: never) */
     /* The scheduler's say (NULL: none): given the work pending in the
      * queue (messages, bytes not yet handed out), 0 when this taker should
      * leave it to others, else 1 with the most it may take now (called
@@ -73,6 +77,17 @@ typedef struct {
 
 typedef enum { HB_TAKER_DEVICE, HB_TAKER_CPU } hb_taker;
 
+/* Work a pool thread may join when it finds nothing to take: a list one
+ * thread took and shares with the others (long_share.h). */
+typedef struct hb_help_offer {
+    int (*join)(void *ctx);  /* under the queue's lock: 1 when the taker is
+                                in (it must then call help) */
+    void (*help)(void *ctx); /* without the lock: works beside the owner,
+                                returns when there is nothing left for it */
+    void *ctx;
+    struct hb_help_offer *next;
+} hb_help_offer;
+
 /* The queue's fields are its own: other modules use the calls below. */
 typedef struct hb_queue {
     pthread_mutex_t lock;
@@ -86,6 +101,7 @@ typedef struct hb_queue {
     uint64_t pending_jobs;
     uint64_t jobs_withdrawn; /* jobs that lost messages to cancel or close */
     hb_batch *fallback_head, *fallback_tail;
+    hb_help_offer *offers;                      /* shared lists pool threads may join */
     int fallbacks_final;                        /* no device will hand back more */
     atomic_uint declined;                       /* takers waiting after the scheduler said
                                                    no: hb_queue_poke wakes them */
@@ -112,6 +128,20 @@ hb_status hb_queue_push(hb_queue *q, hb_job *j);
  * waits to be poked or for a new job, and asks again. Out of memory, it
  * returns NULL and the messages stay queued. */
 hb_batch *hb_queue_take(hb_queue *q, hb_taker taker, const hb_take_limits *limits, int wait);
+
+/* hb_queue_take_or_help: hb_queue_take for a pool thread (HB_TAKER_CPU,
+ * waiting), which may also join an offer when there is nothing to take:
+ * then it returns NULL with *joined set, and the caller runs
+ * (*joined)->help. NULL with *joined NULL: the queue closed. */
+hb_batch *hb_queue_take_or_help(hb_queue *q, const hb_take_limits *limits, hb_help_offer **joined);
+
+/* hb_queue_offer_help: o may be joined until hb_queue_withdraw_help;
+ * idle pool threads are woken to look. */
+void hb_queue_offer_help(hb_queue *q, hb_help_offer *o);
+
+/* hb_queue_withdraw_help: nobody joins o after this returns (those in
+ * already are the owner's to wait for). */
+void hb_queue_withdraw_help(hb_queue *q, hb_help_offer *o);
 
 /* hb_queue_take_own: for hb_sha1_batch's thread about to wait on j: a batch of j's own
  * messages that nobody has taken yet, if the CPU pool takes queued jobs

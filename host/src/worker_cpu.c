@@ -24,6 +24,7 @@
 #include "backend_cpu.h"
 #include "engine_internal.h"
 #include "fault.h"
+#include "long_share.h"
 #include "mb/mb_costs.h"
 #include "thread_priority.h"
 #include "verify.h"
@@ -143,18 +144,56 @@ static int recompute_without_lanes(hb_engine *e, const hb_msg *m, size_t n, hb_d
     return hb_cpu_hash_watched(HB_CPU_IMPL_SHA_NI, m, NULL, n, out, w, NULL);
 }
 
-int hb_cpu_hash_checked(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_cpu_watch *w)
+/* The pool's other threads, who may help with a shared list. */
+static unsigned pool_helpers(const hb_engine *e)
+{
+    return e->settings.cpu_threads > 1 ? e->settings.cpu_threads - 1 : 0;
+}
+
+uint64_t hb_cpu_take_whole_from(const hb_engine *e)
+{
+    hb_cpu_impl impl = e->settings.cpu_impl;
+    if (pool_helpers(e) == 0 || e->settings.cpu_impl_given || impl == HB_CPU_IMPL_SHA_NI ||
+        !hb_long_share_pays(impl, e->settings.cpu_threads))
+        return 0;
+    return hb_long_share_min_bytes(impl);
+}
+
+/* Hashes m[0..n) with impl (chosen by the engine's rules), a list of few
+ * long messages shared with the pool's idle threads. */
+static int hash_with_impl(hb_engine *e, hb_cpu_impl impl, const hb_msg *m, size_t n, hb_digest *out,
+                          hb_cpu_watch *w, size_t *from_lanes, hb_mb_check *check,
+                          uint64_t *helper_cpu_ns)
+{
+    int choose = !e->settings.cpu_impl_given && impl != HB_CPU_IMPL_SHA_NI;
+    if (choose && hb_long_share_worth(impl, pool_helpers(e), m, n)) {
+        hb_long_share_setup shared = {&e->queue, pool_helpers(e), impl, check, 0};
+        hb_long_share_result got;
+        int done = hb_long_share_hash(&shared, m, n, out, w, &got);
+        hb_counters_moved(&e->counters, got.helper_bytes);
+        *from_lanes = got.from_lanes;
+        *helper_cpu_ns = got.helper_cpu_ns;
+        return done;
+    }
+    if (choose)
+        impl = hb_mb_impl_for_few(impl, n); /* long messages shared among cores, as a rule */
+    return hb_cpu_hash_structured(impl, m, NULL, n, out, w, from_lanes, check);
+}
+
+int hb_cpu_hash_checked(hb_engine *e, const hb_msg *m, size_t n, hb_digest *out, hb_cpu_watch *w,
+                        uint64_t *helper_cpu_ns)
 {
     hb_mb_check check = {0};
     check.brk = (hb_mb_break_kind)hb_fault_for_cpu_kernel(&e->faults, &check.brk_which);
     hb_verify_mode mode = e->settings.verify;
     int by_structure = mode == HB_VERIFY_SAMPLE || check.brk != HB_MB_BREAK_NONE;
     size_t from_lanes = 0;
-    hb_cpu_impl impl = hb_engine_cpu_impl_now(e);
-    if (!e->settings.cpu_impl_given && impl != HB_CPU_IMPL_SHA_NI)
-        impl = hb_mb_impl_for_few(impl, n); /* long messages shared among cores, as a rule */
-    if (!hb_cpu_hash_structured(impl, m, NULL, n, out, w, &from_lanes,
-                                by_structure ? &check : NULL))
+    uint64_t helped_ns = 0;
+    int done = hash_with_impl(e, hb_engine_cpu_impl_now(e), m, n, out, w, &from_lanes,
+                              by_structure ? &check : NULL, &helped_ns);
+    if (helper_cpu_ns != NULL)
+        *helper_cpu_ns = helped_ns;
+    if (!done)
         return 0;
     if (from_lanes == 0 || mode == HB_VERIFY_OFF)
         return 1;
@@ -185,9 +224,10 @@ void hb_cpu_run_batch(hb_engine *e, hb_batch *b)
     uint64_t start = hb_now_ns(), cpu_start = hb_thread_cpu_ns();
     pool_watch held = {e, b};
     hb_cpu_watch watch = {pool_keep_going, &held, 0, 0};
+    uint64_t helped_ns = 0;
     int whole = hb_batch_stop_reason(b) == HB_OK &&
-                hb_cpu_hash_checked(e, b->msgs, b->n, b->digests, &watch);
-    uint64_t cost = hb_thread_cpu_ns() - cpu_start + inject_delay(e);
+                hb_cpu_hash_checked(e, b->msgs, b->n, b->digests, &watch, &helped_ns);
+    uint64_t cost = hb_thread_cpu_ns() - cpu_start + helped_ns + inject_delay(e);
     unsigned pool = e->counters.pool_index;
     hb_counters_batch(&e->counters, pool, whole ? b : NULL, hb_now_ns() - start, 0);
     if (predicted_ns >= 0) {
@@ -207,10 +247,16 @@ void hb_cpu_run_batch(hb_engine *e, hb_batch *b)
 void *hb_cpu_worker_main(void *arg)
 {
     hb_worker *w = arg;
-    hb_batch *b;
     if (w->engine->settings.idle_priority)
         hb_thread_priority_lowest();
-    while ((b = hb_queue_take(&w->engine->queue, HB_TAKER_CPU, &w->engine->pool_limits, 1)) != NULL)
-        hb_cpu_run_batch(w->engine, b);
-    return NULL;
+    for (;;) {
+        hb_help_offer *joined;
+        hb_batch *b = hb_queue_take_or_help(&w->engine->queue, &w->engine->pool_limits, &joined);
+        if (joined != NULL)
+            joined->help(joined->ctx);
+        else if (b != NULL)
+            hb_cpu_run_batch(w->engine, b);
+        else
+            return NULL;
+    }
 }

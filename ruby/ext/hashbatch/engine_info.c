@@ -24,6 +24,7 @@ VALUE hb_ext_stats_hash(const hb_stats *s)
     HB_EXT_STAT_(verified);
     HB_EXT_STAT_(verify_mismatches);
     HB_EXT_STAT_(verified_bytes);
+    HB_EXT_STAT_(cpu_moved_bytes);
     HB_EXT_STAT_(fallbacks);
     HB_EXT_STAT_(device_errors);
     HB_EXT_STAT_(queue_messages);
