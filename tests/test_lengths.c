@@ -6,14 +6,18 @@
  * as 1101 batches of one message, and as one batch of prefixes of one
  * buffer (so a digest swapped between neighbouring lengths shows). And
  * batches of few long messages (1, 2, 15, 16, 17, 31 and 33 of about
- * 300 KiB, one length and mixed): the pool shares them among its cores
- * and hashes each take in whichever lanes or OpenSSL cost least (or in
- * the implementation a cpu_impl rerun forces). Random content; OpenSSL
+ * 300 KiB, or of the length from which the pool moves streams between
+ * lanes and SHA-NI mid-message (long_share.h), one length and mixed): the
+ * pool shares them among its cores and hashes each take in whichever
+ * lanes or OpenSSL cost least (or in the implementation a cpu_impl rerun
+ * forces). Random content; OpenSSL
  * is the oracle.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "long_share.h"
+#include "mb/mb_costs.h"
 #include "test_util.h"
 
 #define MAX_LEN 1100
@@ -104,23 +108,27 @@ START_TEST(test_prefixes_one_batch)
 }
 END_TEST
 
-/* (loop: backend x one length or mixed) few long messages per batch. */
+/* (loop: backend x one length or mixed x about 300 KiB or long enough
+ * for the pool to share mid-message) few long messages per batch. */
 START_TEST(test_few_long_messages)
 {
-    hb_backend_kind kind = tu_backends[_i / 2];
-    int mixed = _i % 2;
+    hb_backend_kind kind = tu_backends[_i / 4];
+    int mixed = _i % 2, moving = (_i / 2) % 2;
     static const size_t counts[] = {1, 2, 15, 16, 17, 31, 33};
+    hb_cpu_impl impl = hb_cpu_impl_default();
+    size_t base = moving && impl != HB_CPU_IMPL_SHA_NI ? (size_t)hb_long_share_min_bytes(impl) + 64
+                                                       : 300u << 10;
     hb_engine *e = tu_open(kind);
     for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
         size_t n = counts[c], lens[33];
         for (size_t i = 0; i < n; i++)
-            lens[i] = (300u << 10) + (mixed ? 61 * i : 0);
+            lens[i] = base + (mixed ? 61 * i : 0);
         tu_msgset s;
         tu_msgset_from_lengths(&s, lens, n, 0x10a9 + n * 2 + (size_t)mixed);
         hb_digest *got = tu_digests(n);
         char what[96];
-        snprintf(what, sizeof what, "%zu long messages (%s) via %s", n, mixed ? "mixed" : "one length",
-                 hb_backend_name(kind));
+        snprintf(what, sizeof what, "%zu long messages of %zu bytes (%s) via %s", n, base,
+                 mixed ? "mixed" : "one length", hb_backend_name(kind));
         tu_batch(e, s.m, n, got);
         tu_assert_digests(s.m, n, s.want, got, what);
         free(got);
@@ -139,7 +147,7 @@ static Suite *lengths_suite(void)
     tcase_add_loop_test(tc, test_all_lengths_one_batch, 0, nb);
     tcase_add_loop_test(tc, test_each_length_alone, 0, nb);
     tcase_add_loop_test(tc, test_prefixes_one_batch, 0, nb);
-    tcase_add_loop_test(tc, test_few_long_messages, 0, 2 * nb);
+    tcase_add_loop_test(tc, test_few_long_messages, 0, 4 * nb);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -79,9 +79,15 @@ static uint64_t round_blocks(hb_cpu_impl impl)
     return blocks_for(ROUND_NS, hb_mb_costs_of(impl).lanes_ns);
 }
 
+/* Rounds a message must last to be shared: below that the rounds' own
+ * costs (a check per round, the hand-overs) outweigh what moving streams
+ * gains. 256 x 1 MiB (about 2.6 rounds a message) ran 3% slower shared
+ * on the Xeon of RESULTS §6 than in one lanes call per take. */
+#define SHARE_MIN_ROUNDS 8
+
 uint64_t hb_long_share_min_bytes(hb_cpu_impl impl)
 {
-    return 2 * round_blocks(impl) * HB_MB_BLOCK;
+    return SHARE_MIN_ROUNDS * round_blocks(impl) * HB_MB_BLOCK;
 }
 
 /* Blocks a ns of `count` streams side by side on one thread, in the

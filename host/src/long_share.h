@@ -37,8 +37,8 @@ typedef struct {
 } hb_long_share_setup;
 
 /* hb_long_share_min_bytes: the shortest message a shared list holds with
- * impl's lanes: two of the owner's rounds (a shorter one is done in one
- * round, so nothing could move). From the measured costs. */
+ * impl's lanes: SHARE_MIN_ROUNDS of the owner's rounds (long_share.c).
+ * From the measured costs. */
 uint64_t hb_long_share_min_bytes(hb_cpu_impl impl);
 
 /* hb_long_share_pays: 1 when, by the measured costs, a lane group of

@@ -408,7 +408,10 @@ static hb_batch *take_or_join(hb_queue *q, hb_taker taker, const hb_take_limits 
     pthread_mutex_lock(&q->lock);
     hb_batch *b = try_take(q, taker, limits, &declined);
     while (b == NULL && wait && !nothing_more(q, taker)) {
-        if (joined != NULL && (*joined = try_join(q)) != NULL)
+        /* only with no job waiting: a thread the scheduler turned down
+         * waits for its share of the jobs rather than spend a list's
+         * length as one stream of another's */
+        if (joined != NULL && q->head == NULL && (*joined = try_join(q)) != NULL)
             break;
         /* once turned down, it waits as one until it takes something: a
          * stream of small jobs the scheduler leaves to others does not

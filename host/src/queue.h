@@ -130,7 +130,7 @@ hb_status hb_queue_push(hb_queue *q, hb_job *j);
 hb_batch *hb_queue_take(hb_queue *q, hb_taker taker, const hb_take_limits *limits, int wait);
 
 /* hb_queue_take_or_help: hb_queue_take for a pool thread (HB_TAKER_CPU,
- * waiting), which may also join an offer when there is nothing to take:
+ * waiting), which may also join an offer when no job is queued:
  * then it returns NULL with *joined set, and the caller runs
  * (*joined)->help. NULL with *joined NULL: the queue closed. */
 hb_batch *hb_queue_take_or_help(hb_queue *q, const hb_take_limits *limits, hb_help_offer **joined);
