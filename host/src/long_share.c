@@ -149,26 +149,35 @@ static inline void cpu_relax(void)
 }
 
 /* With lock held: drops it and spins while *flag == value, up to
- * SPIN_NS; takes it again. Returns 1 when the flag changed. */
-static int spin_while(pthread_mutex_t *lock, atomic_int *flag, int value)
+ * SPIN_NS; takes it again (the caller checks what it waits for anew). */
+static void spin_while(pthread_mutex_t *lock, atomic_int *flag, int value)
 {
     pthread_mutex_unlock(lock);
     uint64_t until = hb_now_ns() + SPIN_NS;
-    int changed;
-    while (!(changed = atomic_load(flag) != value) && hb_now_ns() < until)
+    while (atomic_load(flag) == value && hb_now_ns() < until)
         for (int k = 0; k < 64; k++)
             cpu_relax();
     pthread_mutex_lock(lock);
-    return changed;
 }
 
 /* ---- the helpers' side --------------------------------------------------- */
+
+/* With sh->lock held: how many helpers could get a stream now (the
+ * streams with blocks left, less the owner's one). A stream the owner
+ * holds counts as unfinished: its bytes are the owner's to update. */
+static unsigned helper_places(const share *sh)
+{
+    unsigned live = 0;
+    for (size_t k = 0; k < sh->n; k++)
+        live += sh->slot[k].held == HELD_BY_OWNER || blocks_left(&sh->slot[k]) > 0;
+    return live > 0 ? live - 1 : 0;
+}
 
 static int join_share(void *ctx)
 {
     share *sh = ctx;
     pthread_mutex_lock(&sh->lock);
-    int in = !sh->over && sh->joined < sh->max_helpers;
+    int in = !sh->over && sh->joined < sh->max_helpers && sh->joined < helper_places(sh);
     sh->joined += (unsigned)in;
     if (in)
         pthread_cond_signal(&sh->returned); /* an owner may wait for it (wait_for) */
@@ -194,15 +203,21 @@ static void help_share(void *ctx)
     pthread_mutex_lock(&sh->lock);
     for (;;) {
         stream_slot *s = NULL;
+        int spun = 0;
         while (!sh->over && (atomic_load(&sh->recall) || (s = helpers_stream(sh)) == NULL)) {
-            /* checked again under the lock after a spin: the owner's
-             * broadcast may have come while this thread did not hold it */
-            if (atomic_load(&sh->recall) &&
-                (spin_while(&sh->lock, &sh->recall, 1) || !atomic_load(&sh->recall)))
+            if (sh->joined > helper_places(sh))
+                break; /* more helpers than streams left: this one goes back to the queue */
+            if (atomic_load(&sh->recall) && !spun) {
+                /* once, then everything is checked again under the lock:
+                 * the owner may have broadcast (a round, or the end) while
+                 * this thread did not hold it */
+                spun = 1;
+                spin_while(&sh->lock, &sh->recall, 1);
                 continue;
+            }
             pthread_cond_wait(&sh->work, &sh->lock);
         }
-        if (sh->over)
+        if (s == NULL || sh->over)
             break;
         s->held = HELD_BY_HELPER;
         atomic_fetch_add(&sh->in_piece, 1);
@@ -343,14 +358,18 @@ static int owner_rounds(share *sh, const hb_long_share_setup *setup, hb_cpu_watc
         take_streams_back(sh);
         uint64_t helped = sh->helper_bytes;
         sh->helper_bytes = 0;
+        pthread_mutex_unlock(&sh->lock);
+        hb_cpu_watch_note(w, helped); /* asked before a round is handed out */
+        if (hb_cpu_watch_stopped(w))
+            return 0; /* the streams stay recalled: no helper starts a piece */
+        pthread_mutex_lock(&sh->lock);
         size_t count = hand_out(sh, mine);
         double round_ns = plan_round(sh, mine, count, setup->impl);
         atomic_store(&sh->recall, 0);
         pthread_cond_broadcast(&sh->work);
         pthread_mutex_unlock(&sh->lock);
-        hb_cpu_watch_note(w, helped);
-        if (count == 0 || hb_cpu_watch_stopped(w))
-            return count == 0 && !hb_cpu_watch_stopped(w);
+        if (count == 0)
+            return 1;
         uint64_t bytes = run_round(setup, mine, count, round_ns, lanes_ran);
         pthread_mutex_lock(&sh->lock);
         for (size_t k = 0; k < count; k++)

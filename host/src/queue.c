@@ -101,6 +101,17 @@ static size_t min_size(size_t a, size_t b)
     return a < b ? a : b;
 }
 
+/* Whether every message j has left is at least len long. */
+static int all_at_least(const hb_job *j, uint64_t len)
+{
+    if (j->uniform_len != HB_LENGTHS_VARY)
+        return j->uniform_len >= len;
+    for (size_t i = j->next_to_take; i < j->n; i++)
+        if (j->msgs[i].len < len)
+            return 0;
+    return 1;
+}
+
 /* The most messages one take gets from j: all it has left, or when that
  * is fewer than share_below, a fair share among share_among takers (at
  * least one). Long messages too: each is a sequential stream, so a job
@@ -119,7 +130,7 @@ static size_t fair_share(const hb_job *j, const hb_take_limits *limits, int head
     if (among <= 1)
         return left;
     if (head_is_long && limits->long_whole_from > 0 && left <= limits->long_max &&
-        j->msgs[j->next_to_take].len >= limits->long_whole_from)
+        all_at_least(j, limits->long_whole_from))
         return left;
     if (head_is_long && j->n < limits->long_share_below) {
         size_t equal = j->n / among + (j->n % among != 0);
@@ -461,6 +472,13 @@ void hb_queue_withdraw_help(hb_queue *q, hb_help_offer *o)
         }
     }
     o->next = NULL;
+    pthread_mutex_unlock(&q->lock);
+}
+
+void hb_queue_end_whole_takes(hb_queue *q, hb_take_limits *limits)
+{
+    pthread_mutex_lock(&q->lock);
+    limits->long_whole_from = 0;
     pthread_mutex_unlock(&q->lock);
 }
 

@@ -149,6 +149,11 @@ void hb_queue_withdraw_help(hb_queue *q, hb_help_offer *o);
  * NULL. */
 hb_batch *hb_queue_take_own(hb_queue *q, hb_job *j, const hb_take_limits *limits);
 
+/* hb_queue_end_whole_takes: limits (a taker's, read under the queue's
+ * lock) no longer hand a few long messages out whole: their sharing
+ * ended (the pool's lanes were distrusted). */
+void hb_queue_end_whole_takes(hb_queue *q, hb_take_limits *limits);
+
 /* hb_queue_poke: the scheduler's picture changed (a batch finished):
  * takers it turned down ask again. Cheap when none waits. */
 void hb_queue_poke(hb_queue *q);

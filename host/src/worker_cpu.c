@@ -112,6 +112,7 @@ hb_cpu_impl hb_engine_cpu_impl_now(hb_engine *e)
 void hb_engine_distrust_cpu_lanes(hb_engine *e)
 {
     atomic_store(&e->cpu_lanes_distrusted, 1);
+    hb_queue_end_whole_takes(&e->queue, &e->pool_limits); /* OpenSSL alone shares by takes */
 }
 
 /* Checks lane digests against OpenSSL, every one of them (full); returns
@@ -167,7 +168,8 @@ static int hash_with_impl(hb_engine *e, hb_cpu_impl impl, const hb_msg *m, size_
 {
     int choose = !e->settings.cpu_impl_given && impl != HB_CPU_IMPL_SHA_NI;
     if (choose && hb_long_share_worth(impl, pool_helpers(e), m, n)) {
-        hb_long_share_setup shared = {&e->queue, pool_helpers(e), impl, check, 0};
+        unsigned helpers = pool_helpers(e) < n - 1 ? pool_helpers(e) : (unsigned)(n - 1);
+        hb_long_share_setup shared = {&e->queue, helpers, impl, check, 0};
         hb_long_share_result got;
         int done = hb_long_share_hash(&shared, m, n, out, w, &got);
         hb_counters_moved(&e->counters, got.helper_bytes);
