@@ -312,39 +312,68 @@ static size_t hand_out(share *sh, stream_slot **mine)
     return count;
 }
 
-/* One round of the owner's streams: lanes (or OpenSSL, by the measured
- * costs for so few). Returns the bytes hashed; *lanes_ran: lanes did. */
-static uint64_t run_round(const hb_long_share_setup *setup, stream_slot *const *mine, size_t count,
-                          double round_ns, int *lanes_ran)
+/* Up to `count` streams' next len[k] bytes through impl, checked if
+ * check (the setup's, summed into). */
+static void run_step(const hb_long_share_setup *setup, hb_cpu_impl impl, stream_slot *const *mine,
+                     const size_t *len, size_t count, int checked)
 {
     hb_mb_stream *st[HB_MB_LANES_MAX];
     const uint8_t *data[HB_MB_LANES_MAX];
-    size_t len[HB_MB_LANES_MAX];
+    size_t lens[HB_MB_LANES_MAX], n = 0;
+    for (size_t k = 0; k < count; k++) {
+        if (len[k] == 0)
+            continue;
+        st[n] = &mine[k]->st;
+        data[n] = mine[k]->data + mine[k]->st.bytes;
+        lens[n++] = len[k];
+    }
+    hb_mb_check check = {0};
+    if (checked)
+        check.brk = setup->check->brk, check.brk_which = setup->check->brk_which;
+    hb_mb_streams_update_checked(impl, st, data, lens, n, checked ? &check : NULL);
+    if (checked) {
+        setup->check->runs += check.runs;
+        setup->check->bytes += check.bytes;
+        setup->check->mismatches += check.mismatches;
+    }
+}
+
+/* One round of the owner's streams: lanes (or OpenSSL, by the measured
+ * costs for so few), in steps of HB_CPU_PIECE_BYTES in all, w asked after
+ * each (so a cancel waits no longer than elsewhere); the first step is
+ * checked. Returns 0 when w said stop; *lanes_ran: lanes did. */
+static int run_round(const hb_long_share_setup *setup, stream_slot *const *mine, size_t count,
+                     double round_ns, hb_cpu_watch *w, int *lanes_ran)
+{
     hb_cpu_impl impl = hb_fault_lanes_forced()
                            ? setup->impl /* a test's: lanes whatever they cost */
                            : hb_mb_impl_for_few(setup->impl, count);
     uint64_t round = impl == HB_CPU_IMPL_SHA_NI
                          ? blocks_for(round_ns, (double)count * hb_mb_costs_of(setup->impl).one_ns)
                          : blocks_for(round_ns, hb_mb_costs_of(impl).lanes_ns);
-    uint64_t bytes = 0;
+    uint64_t per_step = HB_CPU_PIECE_BYTES / HB_MB_BLOCK / (count ? count : 1);
+    uint64_t todo[HB_MB_LANES_MAX], left = 0;
     for (size_t k = 0; k < count; k++) {
-        uint64_t blocks = blocks_left(mine[k]) < round ? blocks_left(mine[k]) : round;
-        st[k] = &mine[k]->st;
-        data[k] = mine[k]->data + mine[k]->st.bytes;
-        len[k] = (size_t)(blocks * HB_MB_BLOCK);
-        bytes += len[k];
-    }
-    hb_mb_check check = {0};
-    if (setup->check != NULL)
-        check.brk = setup->check->brk, check.brk_which = setup->check->brk_which;
-    hb_mb_streams_update_checked(impl, st, data, len, count, setup->check ? &check : NULL);
-    if (setup->check != NULL) {
-        setup->check->runs += check.runs;
-        setup->check->bytes += check.bytes;
-        setup->check->mismatches += check.mismatches;
+        todo[k] = blocks_left(mine[k]) < round ? blocks_left(mine[k]) : round;
+        left += todo[k];
     }
     *lanes_ran |= impl != HB_CPU_IMPL_SHA_NI;
-    return bytes;
+    for (int first = 1; left > 0; first = 0) {
+        size_t len[HB_MB_LANES_MAX];
+        uint64_t bytes = 0;
+        for (size_t k = 0; k < count; k++) {
+            uint64_t blocks = todo[k] < per_step ? todo[k] : (per_step ? per_step : 1);
+            todo[k] -= blocks;
+            left -= blocks;
+            len[k] = (size_t)(blocks * HB_MB_BLOCK);
+            bytes += len[k];
+        }
+        run_step(setup, impl, mine, len, count, first && setup->check != NULL);
+        hb_cpu_watch_note(w, bytes);
+        if (hb_cpu_watch_stopped(w))
+            return 0;
+    }
+    return 1;
 }
 
 /* Rounds until every stream's whole blocks are done or w says stop;
@@ -370,12 +399,13 @@ static int owner_rounds(share *sh, const hb_long_share_setup *setup, hb_cpu_watc
         pthread_mutex_unlock(&sh->lock);
         if (count == 0)
             return 1;
-        uint64_t bytes = run_round(setup, mine, count, round_ns, lanes_ran);
+        int going = run_round(setup, mine, count, round_ns, w, lanes_ran);
         pthread_mutex_lock(&sh->lock);
         for (size_t k = 0; k < count; k++)
             mine[k]->held = HELD_BY_NONE;
         pthread_mutex_unlock(&sh->lock);
-        hb_cpu_watch_note(w, bytes);
+        if (!going)
+            return 0;
     }
 }
 
@@ -436,6 +466,7 @@ int hb_long_share_hash(const hb_long_share_setup *setup, const hb_msg *m, size_t
     pthread_mutex_unlock(&sh.lock);
     int done = owner_rounds(&sh, setup, w, &lanes_ran);
     send_helpers_away(&sh, setup->queue);
+    hb_cpu_watch_note(w, sh.helper_bytes); /* the helpers' last pieces, if stopped */
     for (size_t i = 0; done && i < n; i++) {
         stream_slot *s = &sh.slot[i];
         hb_mb_stream_final(&s->st, s->data + s->whole, (size_t)(m[i].len - s->whole), out[i]);
