@@ -7,8 +7,10 @@
  * every stream back (it waits for a helper to end its piece, tens of
  * microseconds), hands the helpers the streams with most bytes left,
  * runs the others through its lanes (or OpenSSL, where the measured costs
- * say so for so few), a round's piece each. A helper hashes its stream in
- * short pieces until the owner calls the streams back. The last partial
+ * say so for so few), a round's piece each, asking the watcher every
+ * HB_CPU_PIECE_BYTES. A helper hashes its stream in short pieces until
+ * the owner calls the streams back, and no more than HB_CPU_PIECE_BYTES
+ * a round (so a cancel, which the owner hears, waits for no more). The last partial
  * block and the padding of each message are OpenSSL's, at the end.
  * Must not: call the queue with its lock held, or let a helper touch a
  * stream it does not hold.
@@ -59,6 +61,7 @@ typedef struct {
     unsigned joined, max_helpers;
     atomic_uint in_piece; /* helpers hashing a piece right now */
     atomic_int recall;    /* the owner is taking the streams back */
+    uint64_t round;       /* rounds handed out so far */
     int over;             /* nothing more for helpers: they leave */
     uint64_t piece_blocks;
     uint64_t helper_bytes; /* hashed by helpers, not yet told to the watcher */
@@ -201,10 +204,14 @@ static void help_share(void *ctx)
     share *sh = ctx;
     uint64_t cpu_start = hb_thread_cpu_ns();
     pthread_mutex_lock(&sh->lock);
+    uint64_t round = sh->round, hashed = 0; /* this round's bytes: at most a piece */
     for (;;) {
         stream_slot *s = NULL;
         int spun = 0;
-        while (!sh->over && (atomic_load(&sh->recall) || (s = helpers_stream(sh)) == NULL)) {
+        if (sh->round != round)
+            round = sh->round, hashed = 0;
+        while (!sh->over && (atomic_load(&sh->recall) || hashed >= HB_CPU_PIECE_BYTES ||
+                             (s = helpers_stream(sh)) == NULL)) {
             if (sh->joined > helper_places(sh))
                 break; /* more helpers than streams left: this one goes back to the queue */
             if (atomic_load(&sh->recall) && !spun) {
@@ -213,9 +220,13 @@ static void help_share(void *ctx)
                  * this thread did not hold it */
                 spun = 1;
                 spin_while(&sh->lock, &sh->recall, 1);
+                if (sh->round != round)
+                    round = sh->round, hashed = 0;
                 continue;
             }
             pthread_cond_wait(&sh->work, &sh->lock);
+            if (sh->round != round)
+                round = sh->round, hashed = 0;
         }
         if (s == NULL || sh->over)
             break;
@@ -230,6 +241,7 @@ static void help_share(void *ctx)
         s->held = HELD_BY_NONE;
         sh->helper_bytes += blocks * HB_MB_BLOCK;
         sh->helper_total += blocks * HB_MB_BLOCK;
+        hashed += blocks * HB_MB_BLOCK;
         if (atomic_fetch_sub(&sh->in_piece, 1) == 1 && atomic_load(&sh->recall))
             pthread_cond_signal(&sh->returned);
     }
@@ -394,6 +406,7 @@ static int owner_rounds(share *sh, const hb_long_share_setup *setup, hb_cpu_watc
         pthread_mutex_lock(&sh->lock);
         size_t count = hand_out(sh, mine);
         double round_ns = plan_round(sh, mine, count, setup->impl);
+        sh->round++;
         atomic_store(&sh->recall, 0);
         pthread_cond_broadcast(&sh->work);
         pthread_mutex_unlock(&sh->lock);
@@ -428,6 +441,7 @@ static void share_init(share *sh, const hb_long_share_setup *setup, const hb_msg
     pthread_cond_init(&sh->returned, NULL);
     sh->n = n;
     sh->joined = 0;
+    sh->round = 0;
     atomic_init(&sh->in_piece, 0);
     atomic_init(&sh->recall, 0);
     sh->over = 0;
