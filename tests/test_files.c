@@ -21,10 +21,13 @@
  * streamed side by side through every CPU implementation's lanes (issue
  * 12): right under every verify mode, and with the lanes corrupted on
  * purpose wrong digests show with verification off and are caught (and
- * corrected) with full and sampled verification. The oracle is
+ * corrected) with full and sampled verification; fewer big files than
+ * the readers' lanes, shared among the readers (issue 31), also when
+ * cancelled. The oracle is
  * OpenSSL (tu_sha1) on the same bytes. Missing test data fails a test.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -1221,6 +1224,140 @@ START_TEST(test_streams_in_lanes)
 }
 END_TEST
 
+/* Big files of 256 KiB to 1 MiB, of odd lengths. */
+static size_t pick_shared_size(tu_rng *r, size_t i)
+{
+    (void)i;
+    return 256 * KIB + 1 + tu_rng_below(r, 768 * KIB);
+}
+
+/* Fewer big files than two threads' lanes: once the inputs are all taken,
+ * sets merge and idle readers take files in turn by SHA-NI
+ * (files_share.c, issue 31). Counts of 1, 2, 15, 16, 17, 31 and 33 files
+ * on 2, 3 and 4 readers, every verify mode in turn: every digest right,
+ * each file streamed once, the moved bytes within the job's; with lanes,
+ * some run moved a file (SHA-NI alone: never). Loop index: the
+ * implementation. */
+START_TEST(test_few_big_files_shared)
+{
+    static const size_t counts[] = {1, 2, 15, 16, 17, 31, 33};
+    static const unsigned readers[] = {2, 3, 4};
+    static const hb_verify_mode modes[] = {HB_VERIFY_SAMPLE, HB_VERIFY_OFF, HB_VERIFY_FULL};
+    const char *impl = stream_impls[_i];
+    if (!hb_cpu_impl_runs(impl)) {
+        fprintf(stderr, "few big files: %s does not run on this CPU, not tested\n", impl);
+        ck_assert_str_ne(impl, "portable");
+        return;
+    }
+    tree all;
+    make_tree_of(&all, 33, 0x5aa5 + (uint64_t)_i, "s", pick_shared_size);
+    uint64_t moved = 0;
+    unsigned run = 0;
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        for (size_t r = 0; r < sizeof readers / sizeof readers[0]; r++, run++) {
+            tree t = all;
+            t.n = counts[c];
+            uint64_t bytes = 0;
+            for (size_t i = 0; i < t.n; i++)
+                bytes += t.sizes[i];
+            hb_engine *e = tu_open_cpu_lanes(impl, modes[run % 3], 0);
+            hb_files_options o;
+            hb_files_options_init(&o);
+            o.small_max = 64 * KIB;
+            o.chunk_bytes = 256 * KIB;
+            o.io_threads = readers[r];
+            calls cl;
+            hb_file_result *res;
+            hb_file_input *in;
+            hb_files_job *j = submit_tree(e, &t, &o, &cl, &res, &in);
+            ck_assert_int_eq(hb_files_job_wait(j, -1), HB_OK);
+            hb_files_stats fst;
+            ck_assert_int_eq(hb_files_job_stats(j, &fst), HB_OK);
+            hb_files_job_free(j);
+            char what[96];
+            snprintf(what, sizeof what, "%s, %zu files, %u readers, verify %s", impl, t.n,
+                     readers[r], hb_verify_name(modes[run % 3]));
+            expect_all_ok(&t, res, what);
+            ck_assert_uint_eq(fst.streamed_files, t.n);
+            for (size_t i = 0; i < t.n; i++)
+                ck_assert_msg(cl.calls[i] == 1, "%s: file %zu reported %u times", what, i,
+                              cl.calls[i]);
+            hb_stats st;
+            ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
+            ck_assert_uint_eq(st.verify_mismatches, 0);
+            ck_assert_msg(st.cpu_moved_bytes <= bytes, "%s: %" PRIu64 " bytes moved of %" PRIu64,
+                          what, st.cpu_moved_bytes, bytes);
+            moved += st.cpu_moved_bytes;
+            hb_engine_close(e);
+            free(res);
+            free(in);
+            free(cl.calls);
+        }
+    }
+    fprintf(stderr, "few big files, %s: %" PRIu64 " bytes hashed by helpers in %u runs\n", impl,
+            moved, run);
+    if (strcmp(impl, "sha-ni") == 0)
+        ck_assert_uint_eq(moved, 0); /* no lanes, no sets: each file alone */
+    else
+        ck_assert_msg(moved > 0, "%s: no file moved to a helping reader in %u runs", impl, run);
+    free_tree(&all);
+}
+END_TEST
+
+/* A job of 16 big (sparse) files on two readers, cancelled while the sets
+ * are shared: it ends, every file HB_ERR_CANCELLED (none is near its end),
+ * and little is read after the cancel (less than a chunk per reader). */
+START_TEST(test_cancel_shared)
+{
+    tree t;
+    make_dir(&t);
+    enum { NBIG = 16 };
+    char *paths[NBIG];
+    hb_file_input in[NBIG];
+    for (int i = 0; i < NBIG; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/big%02d", t.dir, i);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(ftruncate(fd, (off_t)1 << 30), 0);
+        close(fd);
+        paths[i] = strdup(path);
+        in[i] = (hb_file_input){paths[i], -1};
+    }
+    hb_engine *e = tu_open(HB_BACKEND_CPU);
+    hb_files_options o;
+    hb_files_options_init(&o);
+    o.io_threads = 2;
+    o.small_max = 64 * KIB;
+    o.chunk_bytes = MIB;
+    hb_file_result res[NBIG];
+    hb_files_job *j = NULL;
+    ck_assert_int_eq(hb_submit_files(e, in, NBIG, res, &o, &j), HB_OK);
+    hb_files_stats st;
+    do {
+        sched_yield();
+        ck_assert_int_eq(hb_files_job_stats(j, &st), HB_OK);
+    } while (st.bytes_read < 64 * MIB);
+    ck_assert_int_eq(hb_files_job_cancel(j), HB_OK);
+    ck_assert_int_eq(hb_files_job_stats(j, &st), HB_OK);
+    uint64_t at_cancel = st.bytes_read;
+    ck_assert_int_eq(hb_files_job_wait(j, -1), HB_ERR_CANCELLED);
+    ck_assert_int_eq(hb_files_job_stats(j, &st), HB_OK);
+    ck_assert_msg(st.bytes_read <= at_cancel + o.io_threads * o.chunk_bytes,
+                  "%llu bytes read after the cancel",
+                  (unsigned long long)(st.bytes_read - at_cancel));
+    hb_files_job_free(j);
+    for (int i = 0; i < NBIG; i++) {
+        ck_assert_msg(res[i].status == HB_ERR_CANCELLED, "file %d: %s", i,
+                      hb_status_name(res[i].status));
+        unlink(paths[i]);
+        free(paths[i]);
+    }
+    hb_engine_close(e);
+    rmdir(t.dir);
+}
+END_TEST
+
 static Suite *files_suite(void)
 {
     Suite *s = suite_create("files");
@@ -1242,6 +1379,8 @@ static Suite *files_suite(void)
     tcase_add_test(tc, test_collision_files);
     tcase_add_test(tc, test_arguments);
     tcase_add_loop_test(tc, test_streams_in_lanes, 0, 4);
+    tcase_add_loop_test(tc, test_few_big_files_shared, 0, 4);
+    tcase_add_test(tc, test_cancel_shared);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,7 +3,7 @@
  * deadlines for timed waits, and condition variables that wait on it.
  *
  * Owns: hb_now_ns, hb_thread_cpu_ns, hb_deadline_after,
- * hb_cond_init_monotonic.
+ * hb_cond_init_monotonic, hb_cpu_relax.
  * Must not: read the wall clock (CLOCK_REALTIME jumps when it is set).
  */
 #ifndef HB_CLOCK_H
@@ -28,5 +28,14 @@ struct timespec hb_deadline_after(int64_t timeout_ns);
 /* hb_cond_init_monotonic: initialises *c to time its waits on
  * CLOCK_MONOTONIC. Returns pthread_cond_init's result. */
 int hb_cond_init_monotonic(pthread_cond_t *c);
+
+/* hb_cpu_relax: one pause in a spin-wait (kinder to the core's other
+ * hardware thread and to the memory bus than an empty loop). */
+static inline void hb_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
 
 #endif

@@ -93,18 +93,6 @@ uint64_t hb_long_share_min_bytes(hb_cpu_impl impl)
     return SHARE_MIN_ROUNDS * round_blocks(impl) * HB_MB_BLOCK;
 }
 
-/* Blocks a ns of `count` streams side by side on one thread, in the
- * implementation hb_mb_impl_for_few picks for them. */
-static double one_thread_rate(hb_cpu_impl preferred, size_t count)
-{
-    hb_cpu_impl impl = hb_mb_impl_for_few(preferred, count);
-    unsigned lanes = hb_cpu_impl_describe(impl)->lanes;
-    double step = lanes == 0
-                      ? (double)count * hb_mb_costs_of(preferred).one_ns
-                      : (double)((count + lanes - 1) / lanes) * hb_mb_costs_of(impl).lanes_ns;
-    return step > 0 ? (double)count / step : 0;
-}
-
 int hb_long_share_pays(hb_cpu_impl impl, unsigned threads)
 {
     unsigned lanes = hb_cpu_impl_describe(impl)->lanes;
@@ -114,9 +102,9 @@ int hb_long_share_pays(hb_cpu_impl impl, unsigned threads)
     hb_mb_costs c = hb_mb_costs_of(impl);
     double shared = (double)(lanes - helpers) / c.lanes_ns + (double)helpers / c.one_ns;
     size_t each = (lanes + threads - 1) / threads;
-    double split = (double)(lanes / each) * one_thread_rate(impl, each);
+    double split = (double)(lanes / each) * hb_mb_streams_rate(impl, each);
     if (lanes % each != 0)
-        split += one_thread_rate(impl, lanes % each);
+        split += hb_mb_streams_rate(impl, lanes % each);
     return shared > split;
 }
 
@@ -144,13 +132,6 @@ static uint64_t blocks_left(const stream_slot *s)
  * itself. So the waits below spin a while first, without the lock. */
 #define SPIN_NS 100000u
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
 /* With lock held: drops it and spins while *flag == value, up to
  * SPIN_NS; takes it again (the caller checks what it waits for anew). */
 static void spin_while(pthread_mutex_t *lock, atomic_int *flag, int value)
@@ -159,7 +140,7 @@ static void spin_while(pthread_mutex_t *lock, atomic_int *flag, int value)
     uint64_t until = hb_now_ns() + SPIN_NS;
     while (atomic_load(flag) == value && hb_now_ns() < until)
         for (int k = 0; k < 64; k++)
-            cpu_relax();
+            hb_cpu_relax();
     pthread_mutex_lock(lock);
 }
 
@@ -261,7 +242,7 @@ static int spin_while_pieces(share *sh)
     int ended;
     while (!(ended = atomic_load(&sh->in_piece) == 0) && hb_now_ns() < until)
         for (int k = 0; k < 64; k++)
-            cpu_relax();
+            hb_cpu_relax();
     pthread_mutex_lock(&sh->lock);
     return ended;
 }

@@ -83,6 +83,7 @@ struct hb_files_job {
     int collector_waiting;
     pthread_mutex_t callback_lock;
     size_t next;
+    atomic_int all_taken; /* next reached n: every input is some thread's */
     size_t in_memory;
     files_batch *open;
     files_batch *queue_head, *queue_tail;
@@ -98,6 +99,13 @@ struct hb_files_job {
 
     pthread_t *threads;
     unsigned nthreads;
+    /* the I/O threads' state, kept until the job is destroyed, so that
+     * they can share big files (files_share.c) */
+    pthread_mutex_t share_lock; /* every files_share_point below */
+    pthread_cond_t share_cond;  /* a file offered to helpers; an owner left */
+    struct files_io_thread **io;
+    unsigned nio;
+    atomic_uint_fast64_t read_ns, read_bytes; /* the sets' reads so far: what reading costs */
     pthread_t collector;
     int collector_started;
 };
@@ -124,16 +132,37 @@ typedef struct {
     files_lane lane[HB_MB_LANES_MAX];
 } files_lanes;
 
-/* Per-thread state of an I/O thread. */
+/* Where an I/O thread's set meets the other I/O threads (files_share.c),
+ * under the job's share_lock. A file moves from set to set, or to a
+ * helper, only between its owner's rounds, when its lane holds no bytes. */
 typedef struct {
+    files_lane incoming[HB_MB_LANES_MAX]; /* handed to this set: join its next round */
+    unsigned n_incoming;
+    files_lane offered[HB_MB_LANES_MAX]; /* set aside for waiting helpers */
+    unsigned n_offered;
+    unsigned in_set;                               /* files in its lanes, as of its last round */
+    unsigned out;                                  /* files its helpers hold now */
+    unsigned helpers;                              /* threads helping this set */
+    unsigned waiting;                              /* of those, waiting for a file */
+    int inputs_done;                               /* its thread found no input left: takes no more,
+                                                      so other sets may merge into it */
+    int gone;                                      /* its thread left: takes nothing back */
+    atomic_uint rounds;                            /* rounds started (helpers spin on it) */
+    atomic_uint_fast64_t round_start_ns, round_ns; /* the round now; the last one's length */
+} files_share_point;
+
+/* Per-thread state of an I/O thread (the job frees it). */
+typedef struct files_io_thread {
     hb_files_job *job;
     unsigned char *chunk; /* chunk_bytes, for streaming */
     files_lanes lanes;
+    files_share_point share;
 } files_io_thread;
 
 /* ---- the threads (files_reader.c, files_collector.c) --------------------- */
 
-/* files_io_main: an I/O thread (arg: its files_io_thread, which it frees). */
+/* files_io_main: an I/O thread (arg: its files_io_thread, which the job
+ * frees). */
 void *files_io_main(void *arg);
 
 /* files_collector_main: the collector (arg: the job); sets finished. */
@@ -156,9 +185,8 @@ void files_lanes_init(files_io_thread *t, hb_cpu_impl impl);
 void files_lanes_free(files_io_thread *t);
 
 /* files_lanes_room: 1 when t may take another input (its set is not full,
- * or it has none); files_lanes_busy: 1 while files are in the set. */
+ * or it has none). */
 int files_lanes_room(const files_io_thread *t);
-int files_lanes_busy(const files_io_thread *t);
 
 /* files_lanes_take: big file i (open as *f, whose descriptor the set now
  * owns) joins t's set; returns 0 when t has no set (stream it instead). */
@@ -167,6 +195,45 @@ int files_lanes_take(files_io_thread *t, size_t i, const hb_open_file *f);
 /* files_lanes_round: the next piece of every file in t's set read and
  * hashed; the files that ended (or failed) are finished and leave. */
 void files_lanes_round(files_io_thread *t);
+
+/* files_lane_read_piece: reads l's next piece into buf, up to piece bytes
+ * (a multiple of 64): until it is full, the file ends, or an error. */
+void files_lane_read_piece(hb_files_job *j, files_lane *l, unsigned char *buf, size_t piece);
+
+/* files_lane_finish: l, read to its end (or failed): last bytes, padding,
+ * the change check and its result; closes it. */
+void files_lane_finish(hb_files_job *j, files_lane *l);
+
+/* ---- big files shared among the I/O threads (files_share.c) -------------- */
+
+/* files_share_merge: t found no input left. Hands t's set to another
+ * thread's set where the files fit and the measured costs (of the lanes,
+ * of OpenSSL, and of reading, once a round has measured it) say one set
+ * with t helping beats the sets apart; t then helps. */
+void files_share_merge(files_io_thread *t);
+
+/* files_share_note_reads: a round read bytes in ns (the cost of reading,
+ * which merging sets weighs). */
+void files_share_note_reads(hb_files_job *j, uint64_t ns, uint64_t bytes);
+
+/* files_share_round_start: before t's round: files handed to t join its
+ * set, and a file is set aside for each waiting helper.
+ * files_share_round_end: the round took ns. */
+void files_share_round_start(files_io_thread *t);
+void files_share_round_end(files_io_thread *t, uint64_t ns);
+
+/* files_share_owner_busy: 1 while t's set has files to run in rounds
+ * (files set aside but not taken come back); 0 once it has none, and t
+ * has left it: its helpers finish what they hold. */
+int files_share_owner_busy(files_io_thread *t);
+
+/* files_share_help: t, with no input and no set, helps another thread's
+ * set until that one has no file to give. Returns 0 when there was no
+ * set to help. */
+int files_share_help(files_io_thread *t);
+
+/* files_share_wake: wakes every helper (the job was cancelled). */
+void files_share_wake(hb_files_job *j);
 
 /* ---- memory and batches (files_batches.c) -------------------------------- */
 

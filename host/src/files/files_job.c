@@ -73,11 +73,16 @@ hb_files_job *files_job_new(hb_engine *e, int dir_fd, const hb_file_input *in, s
     j->stats.files = n;
     atomic_init(&j->bytes_read, 0);
     atomic_init(&j->cancelled, 0);
+    atomic_init(&j->all_taken, 0);
+    atomic_init(&j->read_ns, 0);
+    atomic_init(&j->read_bytes, 0);
     hb_cond_init_monotonic(&j->done);
     pthread_cond_init(&j->space, NULL);
     pthread_cond_init(&j->work, NULL);
     pthread_mutex_init(&j->lock, NULL);
     pthread_mutex_init(&j->callback_lock, NULL);
+    pthread_mutex_init(&j->share_lock, NULL);
+    pthread_cond_init(&j->share_cond, NULL);
     return j;
 }
 
@@ -89,6 +94,13 @@ static int start_io(hb_files_job *j)
         return ENOMEM;
     t->job = j;
     t->chunk = malloc(j->opt.chunk_bytes);
+    files_lanes_init(t, hb_engine_cpu_impl_now(j->engine)); /* before the others see it */
+    atomic_init(&t->share.rounds, 0);
+    atomic_init(&t->share.round_start_ns, 0);
+    atomic_init(&t->share.round_ns, 0);
+    pthread_mutex_lock(&j->share_lock); /* the others may look at it at once */
+    j->io[j->nio++] = t;
+    pthread_mutex_unlock(&j->share_lock);
     /* on the pool's cores when device_cores gave it some: reading and
      * streaming big files through OpenSSL is CPU work, kept off the
      * device's cores */
@@ -96,6 +108,10 @@ static int start_io(hb_files_job *j)
                                                files_io_main, t)
                       : ENOMEM;
     if (rc != 0) {
+        pthread_mutex_lock(&j->share_lock);
+        j->nio--;
+        pthread_mutex_unlock(&j->share_lock);
+        files_lanes_free(t);
         free(t->chunk);
         free(t);
         return rc;
@@ -108,7 +124,8 @@ hb_status files_job_start(hb_files_job *j)
 {
     unsigned want = j->n == 0 ? 0 : j->opt.io_threads;
     j->threads = calloc(want ? want : 1, sizeof *j->threads);
-    if (j->threads == NULL)
+    j->io = calloc(want ? want : 1, sizeof *j->io);
+    if (j->threads == NULL || j->io == NULL)
         return HB_ERR_NO_MEMORY;
     if (want == 0) { /* nothing to do: finished at once */
         j->finished = 1;
@@ -146,6 +163,7 @@ void files_job_cancel(hb_files_job *j)
         atomic_store(&j->cancelled, 1);
     pthread_cond_broadcast(&j->space);
     pthread_mutex_unlock(&j->lock);
+    files_share_wake(j);
 }
 
 void files_job_join(hb_files_job *j)
@@ -166,6 +184,11 @@ void files_job_destroy(hb_files_job *j)
     pthread_cond_destroy(&j->work);
     pthread_mutex_destroy(&j->lock);
     pthread_mutex_destroy(&j->callback_lock);
+    pthread_mutex_destroy(&j->share_lock);
+    pthread_cond_destroy(&j->share_cond);
+    for (unsigned k = 0; k < j->nio; k++)
+        free(j->io[k]);
+    free(j->io);
     for (size_t k = 0; k < j->nfree; k++)
         free(j->free_arenas[k]);
     free(j->free_arenas);

@@ -19,6 +19,10 @@
  * still there), and the engine's lanes are taken out (later rounds hash
  * one by one). The last bytes and the padding are OpenSSL's already.
  *
+ * Once the inputs are all taken, a set may take in another thread's files,
+ * or lend its files one at a time to idle threads between rounds
+ * (files_share.c): so the round starts and ends there.
+ *
  * Owns: the set, its rounds, and the streamed_* counts of its files.
  * Must not: map files, hold more than piece_bytes per lane, or block on
  * anything but read().
@@ -26,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "engine_internal.h"
 #include "fault.h"
 #include "files/files_internal.h"
@@ -57,11 +62,6 @@ int files_lanes_room(const files_io_thread *t)
     return t->lanes.capacity == 0 || t->lanes.n < t->lanes.capacity;
 }
 
-int files_lanes_busy(const files_io_thread *t)
-{
-    return t->lanes.n > 0;
-}
-
 int files_lanes_take(files_io_thread *t, size_t i, const hb_open_file *f)
 {
     files_lanes *s = &t->lanes;
@@ -74,11 +74,13 @@ int files_lanes_take(files_io_thread *t, size_t i, const hb_open_file *f)
     l->st = HB_OK;
     hb_mb_stream_init(&l->stream);
     s->n++;
+    pthread_mutex_lock(&t->job->share_lock); /* helpers may look for it now */
+    t->share.in_set = s->n;
+    pthread_mutex_unlock(&t->job->share_lock);
     return 1;
 }
 
-/* Reads lane l's next piece: until it is full, the file ends, or an error. */
-static void read_piece(hb_files_job *j, files_lane *l, unsigned char *buf, size_t piece)
+void files_lane_read_piece(hb_files_job *j, files_lane *l, unsigned char *buf, size_t piece)
 {
     l->buf = buf;
     l->len = 0;
@@ -170,9 +172,8 @@ static void hash_pieces(files_io_thread *t)
     }
 }
 
-static void finish_lane(files_io_thread *t, files_lane *l)
+void files_lane_finish(hb_files_job *j, files_lane *l)
 {
-    hb_files_job *j = t->job;
     hb_file_result r;
     memset(&r, 0, sizeof r);
     hb_status st = l->st;
@@ -197,14 +198,21 @@ static void finish_lane(files_io_thread *t, files_lane *l)
 void files_lanes_round(files_io_thread *t)
 {
     files_lanes *s = &t->lanes;
-    for (unsigned k = 0; k < s->n; k++)
-        read_piece(t->job, &s->lane[k], s->area + (size_t)k * s->piece_bytes, s->piece_bytes);
+    files_share_round_start(t);
+    uint64_t began = hb_now_ns();
+    uint64_t bytes = 0;
+    for (unsigned k = 0; k < s->n; k++) {
+        files_lane_read_piece(t->job, &s->lane[k], s->area + (size_t)k * s->piece_bytes,
+                              s->piece_bytes);
+        bytes += s->lane[k].len;
+    }
+    files_share_note_reads(t->job, hb_now_ns() - began, bytes);
     hash_pieces(t);
     unsigned kept = 0;
     for (unsigned k = 0; k < s->n; k++) {
         files_lane *l = &s->lane[k];
         if (l->ended || l->st != HB_OK) {
-            finish_lane(t, l);
+            files_lane_finish(t->job, l);
         } else {
             if (kept != k)
                 s->lane[kept] = *l;
@@ -212,4 +220,5 @@ void files_lanes_round(files_io_thread *t)
         }
     }
     s->n = kept;
+    files_share_round_end(t, hb_now_ns() - began);
 }

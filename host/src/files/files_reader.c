@@ -17,7 +17,8 @@
  * changes after its last read.
  *
  * The loop takes inputs while the set has room, and runs the set's
- * rounds when it is full or the inputs are all taken.
+ * rounds when it is full or the inputs are all taken; then it may hand
+ * its set to another thread's and help that one (files_share.c).
  *
  * Owns: the I/O threads' loop and the reading of small files.
  * Must not: hash (the engine does, or files_stream.c), deliver a batch's
@@ -183,6 +184,8 @@ static size_t take_next(hb_files_job *j)
     size_t i = atomic_load(&j->cancelled) ? j->n : j->next;
     if (i < j->n)
         j->next++;
+    if (j->next == j->n)
+        atomic_store(&j->all_taken, 1);
     pthread_mutex_unlock(&j->lock);
     return i;
 }
@@ -193,15 +196,19 @@ void *files_io_main(void *arg)
     hb_files_job *j = t->job;
     if (j->engine->settings.idle_priority)
         hb_thread_priority_lowest();
-    files_lanes_init(t, hb_engine_cpu_impl_now(j->engine));
     for (;;) { /* inputs while the set has room, then rounds of the set */
-        size_t i = files_lanes_room(t) ? take_next(j) : j->n;
-        if (i < j->n)
+        int room = files_lanes_room(t);
+        size_t i = room ? take_next(j) : j->n;
+        if (i < j->n) {
             do_file(t, i);
-        else if (files_lanes_busy(t))
+            continue;
+        }
+        if (room) /* no input left: the set may join a fuller one */
+            files_share_merge(t);
+        if (files_share_owner_busy(t))
             files_lanes_round(t);
-        else
-            break;
+        else if (!files_share_help(t))
+            break; /* no set of its own, none to help */
     }
     files_lanes_free(t);
     pthread_mutex_lock(&j->lock);
@@ -211,6 +218,6 @@ void *files_io_main(void *arg)
     }
     pthread_mutex_unlock(&j->lock);
     free(t->chunk);
-    free(t);
+    t->chunk = NULL;
     return NULL;
 }

@@ -131,6 +131,18 @@ hb_cpu_impl hb_mb_impl_for_few(hb_cpu_impl preferred, size_t count)
     return (double)count * own.one_ns < best_ns ? HB_CPU_IMPL_SHA_NI : best;
 }
 
+double hb_mb_streams_rate(hb_cpu_impl preferred, size_t count)
+{
+    if (count == 0)
+        return 0;
+    hb_cpu_impl impl = hb_mb_impl_for_few(preferred, count);
+    unsigned lanes = hb_cpu_impl_describe(impl)->lanes;
+    double step = lanes == 0
+                      ? (double)count * hb_mb_costs_of(preferred).one_ns
+                      : (double)((count + lanes - 1) / lanes) * hb_mb_costs_of(impl).lanes_ns;
+    return step > 0 ? (double)count / step : 0;
+}
+
 /* ---- the choice kept per machine -------------------------------------- */
 
 /* Where two implementations cost about the same (avx2 and SHA-NI on a
@@ -155,8 +167,7 @@ static int remembered_default(const char *key, hb_cpu_impl *out)
 {
     char path[1024], *buf;
     size_t len, hl = sizeof CHOICE_HEADER - 1, kl = strlen(key);
-    if (!choice_path(path, sizeof path) ||
-        !hb_cache_file_read(path, CHOICE_FILE_MAX, &buf, &len))
+    if (!choice_path(path, sizeof path) || !hb_cache_file_read(path, CHOICE_FILE_MAX, &buf, &len))
         return 0;
     int ok = len > hl + kl + 1 && memcmp(buf, CHOICE_HEADER, hl) == 0 &&
              memcmp(buf + hl, key, kl) == 0 && buf[hl + kl] == '\t';
@@ -174,8 +185,7 @@ static void remember_default(const char *key, hb_cpu_impl impl)
     char path[1024], text[1024];
     int n = snprintf(text, sizeof text, "%s%s\t%s\n", CHOICE_HEADER, key,
                      hb_cpu_impl_describe(impl)->name);
-    if (n > 0 && (size_t)n < sizeof text &&
-        choice_path(path, sizeof path))
+    if (n > 0 && (size_t)n < sizeof text && choice_path(path, sizeof path))
         (void)hb_cache_file_replace(path, text, (size_t)n);
 }
 

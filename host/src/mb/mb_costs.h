@@ -37,6 +37,11 @@ int hb_mb_alone_by_openssl(hb_cpu_impl impl);
  * preferred itself when count fills its lanes. */
 hb_cpu_impl hb_mb_impl_for_few(hb_cpu_impl preferred, size_t count);
 
+/* hb_mb_streams_rate: blocks a nanosecond of count streams hashed side
+ * by side on one thread, in the implementation hb_mb_impl_for_few picks
+ * for them (by the measured costs; 0 for no streams). */
+double hb_mb_streams_rate(hb_cpu_impl preferred, size_t count);
+
 /* hb_cpu_impl_default: the multi-buffer implementation with the lowest
  * measured cost per lane and block, if that beats OpenSSL's cost per
  * block; else HB_CPU_IMPL_SHA_NI. Measured by the first process on a
