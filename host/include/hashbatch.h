@@ -420,11 +420,13 @@ typedef struct {
                                 against bytes, the share of the work
                                 re-done, which is the chance that a
                                 transient fault in one place is caught */
-    uint64_t cpu_moved_bytes; /* of cpu_bytes, the bytes of long messages
-                                 that a pool thread hashed with SHA-NI
+    uint64_t cpu_moved_bytes; /* bytes that a thread hashed with SHA-NI
                                  mid-message while another ran the rest
-                                 through its lanes (few long messages
-                                 shared among the cores) */
+                                 through its lanes (few long messages or
+                                 big files shared among the cores): of
+                                 cpu_bytes for messages a pool thread
+                                 took, of a files job's streamed_bytes for
+                                 files an idle I/O thread took */
 } hb_stats;
 
 /* hb_engine_stats: a snapshot of e's counters. Thread-safe.
@@ -505,9 +507,14 @@ HB_API unsigned hb_cpu_threads_default(void);
  *  - small files (up to small_max bytes) are read whole into memory and
  *    handed to the engine in batches (hb_submit), so many of them share
  *    device launches or CPU pool batches;
- *  - bigger files are streamed in chunk_bytes read() calls through
- *    OpenSSL's incremental SHA-1 on the I/O thread itself: one SHA-1
- *    stream is sequential, so a device gains nothing on one big file.
+ *  - bigger files are streamed in chunk_bytes read() calls on the I/O
+ *    threads themselves, each thread's big files side by side through
+ *    the CPU's multi-buffer lanes (or OpenSSL, where the measured costs
+ *    say so); once every input is taken, an idle I/O thread takes a file
+ *    between rounds and hashes part of it by OpenSSL (SHA-NI), so that a
+ *    few big files keep every core busy (hb_stats.cpu_moved_bytes counts
+ *    those bytes). One SHA-1 stream is sequential, so a device gains
+ *    nothing on one big file.
  *    Nothing is memory-mapped: a file truncated while it is read gives
  *    HB_ERR_FILE_CHANGED, never a SIGBUS.
  * File bytes held in memory at once stay under memory_max (plus at most
@@ -577,8 +584,7 @@ typedef struct {
     uint64_t batched_files; /* files hashed by the engine */
     uint64_t batched_bytes;
     uint64_t batches;        /* engine submissions */
-    uint64_t streamed_files; /* files streamed through OpenSSL on the
-                                I/O threads */
+    uint64_t streamed_files; /* files streamed on the I/O threads */
     uint64_t streamed_bytes;
     uint64_t peak_memory; /* most file bytes held in memory at once */
 } hb_files_stats;
