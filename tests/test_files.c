@@ -1304,6 +1304,46 @@ START_TEST(test_few_big_files_shared)
 }
 END_TEST
 
+/* Shared sets with chunks smaller than a block (chunk_bytes 1 and 32):
+ * a helper still reads whole blocks, so every file ends (a review found
+ * a helper spinning on empty pieces forever). */
+START_TEST(test_shared_tiny_chunks)
+{
+    static const size_t chunks[] = {1, 32};
+    tree all;
+    make_tree_of(&all, 5, 0x7c1e, "t", pick_shared_size);
+    for (size_t c = 0; c < 2; c++) {
+        for (unsigned readers = 2; readers <= 3; readers++) {
+            for (size_t n = 3; n <= 5; n += 2) {
+                tree t = all;
+                t.n = n;
+                hb_engine *e = tu_open(HB_BACKEND_CPU);
+                hb_files_options o;
+                hb_files_options_init(&o);
+                o.small_max = 64 * KIB;
+                o.chunk_bytes = chunks[c];
+                o.io_threads = readers;
+                calls cl;
+                hb_file_result *res;
+                hb_file_input *in;
+                hb_files_job *j = submit_tree(e, &t, &o, &cl, &res, &in);
+                ck_assert_int_eq(hb_files_job_wait(j, -1), HB_OK);
+                hb_files_job_free(j);
+                char what[80];
+                snprintf(what, sizeof what, "%zu files, chunks of %zu, %u readers", n, chunks[c],
+                         readers);
+                expect_all_ok(&t, res, what);
+                hb_engine_close(e);
+                free(res);
+                free(in);
+                free(cl.calls);
+            }
+        }
+    }
+    free_tree(&all);
+}
+END_TEST
+
 /* A job of 16 big (sparse) files on two readers, cancelled while the sets
  * are shared: it ends, every file HB_ERR_CANCELLED (none is near its end),
  * and little is read after the cancel (less than a chunk per reader). */
@@ -1381,6 +1421,7 @@ static Suite *files_suite(void)
     tcase_add_loop_test(tc, test_streams_in_lanes, 0, 4);
     tcase_add_loop_test(tc, test_few_big_files_shared, 0, 4);
     tcase_add_test(tc, test_cancel_shared);
+    tcase_add_test(tc, test_shared_tiny_chunks);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -246,16 +246,17 @@ static int hand_back_now(const files_io_thread *u, const hand_back *h)
     return h->due_ns != 0 && hb_now_ns() + h->step_ns >= h->due_ns;
 }
 
-/* One piece of l read into t's chunk and hashed by OpenSSL. Returns 1
+/* One piece of l read into t's own set's area (empty while t helps: at
+ * least a block, whatever chunk_bytes is) and hashed by OpenSSL. Returns 1
  * when l ended or failed (then finished here). */
 static int help_one_piece(files_io_thread *t, files_lane *l, hand_back *h)
 {
     hb_files_job *j = t->job;
+    size_t area = t->lanes.piece_bytes * t->lanes.capacity;
     size_t piece =
-        HELPER_PIECE_BYTES < j->opt.chunk_bytes ? HELPER_PIECE_BYTES : j->opt.chunk_bytes;
-    piece &= ~(size_t)(HB_MB_BLOCK - 1);
+        (HELPER_PIECE_BYTES < area ? HELPER_PIECE_BYTES : area) & ~(size_t)(HB_MB_BLOCK - 1);
     uint64_t began = hb_now_ns();
-    files_lane_read_piece(j, l, t->chunk, piece);
+    files_lane_read_piece(j, l, t->lanes.area, piece);
     size_t whole = l->len & ~(size_t)(HB_MB_BLOCK - 1);
     l->rest = l->len - whole; /* non-zero only at the end of the file */
     if (l->st == HB_OK && whole > 0) {
@@ -300,9 +301,8 @@ static void wait_for_offer(files_io_thread *u)
     while (atomic_load(&p->rounds) == seen && !atomic_load(&j->cancelled) && hb_now_ns() < until)
         hb_cpu_relax();
     pthread_mutex_lock(&j->share_lock);
-    while (p->n_offered == 0 && !p->gone && !atomic_load(&j->cancelled) &&
-           atomic_load(&p->rounds) == seen)
-        pthread_cond_wait(&j->share_cond, &j->share_lock);
+    while (p->n_offered == 0 && !p->gone && !atomic_load(&j->cancelled))
+        pthread_cond_wait(&j->share_cond, &j->share_lock); /* offers and leaving broadcast */
 }
 
 /* With share_lock held: t helps u until u's owner has left and t holds
@@ -342,7 +342,9 @@ int files_share_help(files_io_thread *t)
 {
     hb_files_job *j = t->job;
     pthread_mutex_lock(&j->share_lock);
-    files_io_thread *u = atomic_load(&j->cancelled) ? NULL : help_target(t);
+    /* t reads into its own set's area: without one (no lanes), no help */
+    files_io_thread *u =
+        atomic_load(&j->cancelled) || t->lanes.area == NULL ? NULL : help_target(t);
     if (u != NULL)
         help_set(t, u);
     pthread_mutex_unlock(&j->share_lock);
