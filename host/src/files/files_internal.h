@@ -23,8 +23,12 @@
  * adds up over 30,000 files. files_job.c starts and ends the threads;
  * files_api.c has the public calls.
  *
- * Calls go downward: api -> job -> reader, collector -> stream, batches
- * -> results -> input.
+ * Big files are streamed side by side in each reader's lanes
+ * (files_lanes.c), and shared among the readers once the inputs run out
+ * (files_share.c).
+ *
+ * Calls go downward: api -> job -> reader, collector -> lanes -> share ->
+ * lane, stream, batches -> results -> input.
  *
  * Owns: the job's layout and the internal calls between its modules.
  * Must not: be included outside host/src/files.
@@ -176,6 +180,16 @@ void *files_collector_main(void *arg);
 void files_stream_from(files_io_thread *t, size_t i, const hb_open_file *f, const void *prefix,
                        size_t len, const void *extra, size_t extra_len);
 
+/* ---- one big file in pieces (files_lane.c) ------------------------------ */
+
+/* files_lane_read_piece: reads l's next piece into buf, up to piece bytes
+ * (a multiple of 64): until it is full, the file ends, or an error. */
+void files_lane_read_piece(hb_files_job *j, files_lane *l, unsigned char *buf, size_t piece);
+
+/* files_lane_finish: l, read to its end (or failed): last bytes, padding,
+ * the change check and its result; closes it. */
+void files_lane_finish(hb_files_job *j, files_lane *l);
+
 /* ---- big files in lanes (files_lanes.c) ---------------------------------- */
 
 /* files_lanes_init: t's set, for the CPU implementation impl (none, so
@@ -195,14 +209,6 @@ int files_lanes_take(files_io_thread *t, size_t i, const hb_open_file *f);
 /* files_lanes_round: the next piece of every file in t's set read and
  * hashed; the files that ended (or failed) are finished and leave. */
 void files_lanes_round(files_io_thread *t);
-
-/* files_lane_read_piece: reads l's next piece into buf, up to piece bytes
- * (a multiple of 64): until it is full, the file ends, or an error. */
-void files_lane_read_piece(hb_files_job *j, files_lane *l, unsigned char *buf, size_t piece);
-
-/* files_lane_finish: l, read to its end (or failed): last bytes, padding,
- * the change check and its result; closes it. */
-void files_lane_finish(hb_files_job *j, files_lane *l);
 
 /* ---- big files shared among the I/O threads (files_share.c) -------------- */
 

@@ -23,7 +23,7 @@
  * or lend its files one at a time to idle threads between rounds
  * (files_share.c): so the round starts and ends there.
  *
- * Owns: the set, its rounds, and the streamed_* counts of its files.
+ * Owns: the set and its rounds (one file's reads and end: files_lane.c).
  * Must not: map files, hold more than piece_bytes per lane, or block on
  * anything but read().
  */
@@ -78,25 +78,6 @@ int files_lanes_take(files_io_thread *t, size_t i, const hb_open_file *f)
     t->share.in_set = s->n;
     pthread_mutex_unlock(&t->job->share_lock);
     return 1;
-}
-
-void files_lane_read_piece(hb_files_job *j, files_lane *l, unsigned char *buf, size_t piece)
-{
-    l->buf = buf;
-    l->len = 0;
-    while (l->len < piece && !l->ended && l->st == HB_OK) {
-        size_t got = 0;
-        if (atomic_load(&j->cancelled)) {
-            l->st = HB_ERR_CANCELLED;
-        } else if ((l->err = hb_file_read(l->f.fd, buf + l->len, piece - l->len, &got)) != 0) {
-            l->st = HB_ERR_IO;
-        } else if (got == 0) {
-            l->ended = 1;
-        } else {
-            l->len += got;
-            atomic_fetch_add(&j->bytes_read, got);
-        }
-    }
 }
 
 /* A round whose check failed (or that the caller cannot trust): every
@@ -170,29 +151,6 @@ static void hash_pieces(files_io_thread *t)
         if (check.mismatches > 0)
             redo_round(t, streams, data, len, n, before);
     }
-}
-
-void files_lane_finish(hb_files_job *j, files_lane *l)
-{
-    hb_file_result r;
-    memset(&r, 0, sizeof r);
-    hb_status st = l->st;
-    int err = l->err;
-    if (st == HB_OK)
-        st = hb_file_unchanged(&l->f, &err);
-    if (st == HB_OK)
-        hb_mb_stream_final(&l->stream, l->buf + (l->len - l->rest), l->rest, r.digest);
-    r.status = st;
-    r.err = st == HB_ERR_IO ? err : 0;
-    r.size = st == HB_OK ? l->stream.bytes + l->rest : 0;
-    if (st != HB_OK)
-        memset(r.digest, 0, sizeof r.digest);
-    pthread_mutex_lock(&j->lock);
-    j->stats.streamed_files += st == HB_OK;
-    j->stats.streamed_bytes += st == HB_OK ? r.size : 0;
-    pthread_mutex_unlock(&j->lock);
-    hb_file_close(&l->f);
-    files_finish(j, l->index, &r);
 }
 
 void files_lanes_round(files_io_thread *t)
