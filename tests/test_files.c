@@ -182,6 +182,20 @@ static hb_files_job *submit_tree(hb_engine *e, const tree *t, hb_files_options *
     return j;
 }
 
+/* hash_tree: every file of t as one files job on e, waited for (it must
+ * end HB_OK); *res gets the results, *st the job's counts, c the
+ * callbacks (the caller frees *res and c->calls). */
+static void hash_tree(hb_engine *e, const tree *t, hb_files_options *o, calls *c,
+                      hb_file_result **res, hb_files_stats *st)
+{
+    hb_file_input *in;
+    hb_files_job *j = submit_tree(e, t, o, c, res, &in);
+    ck_assert_int_eq(hb_files_job_wait(j, -1), HB_OK);
+    ck_assert_int_eq(hb_files_job_stats(j, st), HB_OK);
+    hb_files_job_free(j);
+    free(in);
+}
+
 /* expect_all_ok: every result OK with the right digest and size. */
 static void expect_all_ok(const tree *t, const hb_file_result *res, const char *what)
 {
@@ -225,12 +239,8 @@ START_TEST(test_tree_digests)
     o.chunk_bytes = rc->chunk_bytes;
     calls c;
     hb_file_result *res;
-    hb_file_input *in;
-    hb_files_job *j = submit_tree(e, &t, &o, &c, &res, &in);
-    ck_assert_int_eq(hb_files_job_wait(j, -1), HB_OK);
     hb_files_stats st;
-    ck_assert_int_eq(hb_files_job_stats(j, &st), HB_OK);
-    hb_files_job_free(j);
+    hash_tree(e, &t, &o, &c, &res, &st);
 
     char what[96];
     snprintf(what, sizeof what, "%s, readers config %d", hb_backend_name(kind),
@@ -263,7 +273,6 @@ START_TEST(test_tree_digests)
         ck_assert_uint_eq(es.device_bytes, st.batched_bytes);
     hb_engine_close(e);
     free(res);
-    free(in);
     free(c.calls);
     free_tree(&t);
 }
@@ -1158,17 +1167,12 @@ static hb_stats stream_tree(const tree *t, const char *impl, hb_verify_mode veri
     o.small_max = 64 * KIB;
     o.chunk_bytes = 256 * KIB; /* 16 KiB per lane and round with 16 lanes */
     calls c;
-    hb_file_input *in;
-    hb_files_job *j = submit_tree(e, t, &o, &c, res, &in);
-    ck_assert_int_eq(hb_files_job_wait(j, -1), HB_OK);
     hb_files_stats fst;
-    ck_assert_int_eq(hb_files_job_stats(j, &fst), HB_OK);
+    hash_tree(e, t, &o, &c, res, &fst);
     ck_assert_uint_eq(fst.streamed_files, t->n);
-    hb_files_job_free(j);
     hb_stats st;
     ck_assert_int_eq(hb_engine_stats(e, &st), HB_OK);
     hb_engine_close(e);
-    free(in);
     free(c.calls);
     return st;
 }
@@ -1268,12 +1272,8 @@ START_TEST(test_few_big_files_shared)
             o.io_threads = readers[r];
             calls cl;
             hb_file_result *res;
-            hb_file_input *in;
-            hb_files_job *j = submit_tree(e, &t, &o, &cl, &res, &in);
-            ck_assert_int_eq(hb_files_job_wait(j, -1), HB_OK);
             hb_files_stats fst;
-            ck_assert_int_eq(hb_files_job_stats(j, &fst), HB_OK);
-            hb_files_job_free(j);
+            hash_tree(e, &t, &o, &cl, &res, &fst);
             char what[96];
             snprintf(what, sizeof what, "%s, %zu files, %u readers, verify %s", impl, t.n,
                      readers[r], hb_verify_name(modes[run % 3]));
@@ -1290,7 +1290,6 @@ START_TEST(test_few_big_files_shared)
             moved += st.cpu_moved_bytes;
             hb_engine_close(e);
             free(res);
-            free(in);
             free(cl.calls);
         }
     }
@@ -1325,17 +1324,14 @@ START_TEST(test_shared_tiny_chunks)
                 o.io_threads = readers;
                 calls cl;
                 hb_file_result *res;
-                hb_file_input *in;
-                hb_files_job *j = submit_tree(e, &t, &o, &cl, &res, &in);
-                ck_assert_int_eq(hb_files_job_wait(j, -1), HB_OK);
-                hb_files_job_free(j);
+                hb_files_stats fst;
+                hash_tree(e, &t, &o, &cl, &res, &fst);
                 char what[80];
                 snprintf(what, sizeof what, "%zu files, chunks of %zu, %u readers", n, chunks[c],
                          readers);
                 expect_all_ok(&t, res, what);
                 hb_engine_close(e);
                 free(res);
-                free(in);
                 free(cl.calls);
             }
         }
