@@ -5,23 +5,38 @@ method's ratio to OpenSSL one message at a time (cpu-sha-ni) and to
 isa-l_crypto (when measured), all from the same rounds; then what sampled
 verification costs (the default and pocl against their verify-off runs),
 and the long-message ratios of issue 31 (16 x 16 MiB against 256 x 1 MiB,
-2 x 1 GiB against OpenSSL on every core). Usage: bench/multibuffer_table.py LOG"""
+2 x 1 GiB against OpenSSL on every core). Ratios to isa-l_crypto are
+given twice: of the medians, and the median of each round's own ratio
+(the two runs minutes apart in one round see the same host far more
+often than runs in different rounds); sampled verification's cost too,
+from the separate runs and from hb_verify_cost's pairs in one process.
+Usage: bench/multibuffer_table.py LOG"""
 import re
 import statistics
 import sys
 from collections import defaultdict
 
 rate = defaultdict(list)  # (case, method) -> [GB/s or Mmsg/s]
+by_round = {}  # (case, method, round) -> GB/s
+paired = defaultdict(list)  # (case, backend) -> [median ratio of one run's pairs]
 secs = defaultdict(list)  # sum case method -> [s]
 for line in open(sys.argv[1]):
-    m = re.match(r"round \d+ (\S+) +(\S+) +(\d+) B x +(\d+) +median +([\d.]+) GB/s.*?([\d.]+) M msg/s", line)
+    m = re.match(r"round (\d+) paired-(\S+) +\S+ +(\d+) B x +(\d+) .*? ratio ([\d.]+)", line)
     if m:
-        method = m.group(1) if m.group(1) != "opencl" else "opencl (pocl)"
-        rate[(f"{m.group(3)} B x {m.group(4)}", method)].append((float(m.group(5)), float(m.group(6))))
+        paired[(f"{m.group(3)} B x {m.group(4)}", m.group(2))].append(float(m.group(5)))
         continue
-    m = re.match(r"round \d+ isal isal_sha1_mb bytes=(\d+) count=(\d+) .*gbps=([\d.]+) msgs_per_s=([\d.]+)", line)
+    m = re.match(r"round (\d+) (\S+) +(\S+) +(\d+) B x +(\d+) +median +([\d.]+) GB/s.*?([\d.]+) M msg/s", line)
     if m:
-        rate[(f"{m.group(1)} B x {m.group(2)}", "isa-l_crypto")].append((float(m.group(3)), float(m.group(4)) / 1e6))
+        method = m.group(2) if m.group(2) != "opencl" else "opencl (pocl)"
+        case = f"{m.group(4)} B x {m.group(5)}"
+        rate[(case, method)].append((float(m.group(6)), float(m.group(7))))
+        by_round[(case, method, int(m.group(1)))] = float(m.group(6))
+        continue
+    m = re.match(r"round (\d+) isal isal_sha1_mb bytes=(\d+) count=(\d+) .*gbps=([\d.]+) msgs_per_s=([\d.]+)", line)
+    if m:
+        case = f"{m.group(2)} B x {m.group(3)}"
+        rate[(case, "isa-l_crypto")].append((float(m.group(4)), float(m.group(5)) / 1e6))
+        by_round[(case, "isa-l_crypto", int(m.group(1)))] = float(m.group(4))
         continue
     m = re.match(r"round \d+ isal .*median_ns=([\d.]+)", line)
     if m:
@@ -49,6 +64,11 @@ for case in cases:
         ratio = f"{key / base_med:.2f}x sha-ni" if base_med and key > 0 else ""
         if peer_med and key > 0 and not one:
             ratio += f", {key / peer_med:.2f}x isa-l"
+            rounds = [by_round[(case, method, r)] / by_round[(case, "isa-l_crypto", r)]
+                      for (c2, m2, r) in by_round if c2 == case and m2 == method
+                      and (case, "isa-l_crypto", r) in by_round]
+            if rounds and method != "isa-l_crypto":
+                ratio += f" (by round {statistics.median(rounds):.2f}x)"
         if one:
             extra = f"{1e3 / mm:.0f} ns" if mm > 0 else "over 100 us (< 0.01 M msg/s)"
         elif case.startswith("64 "):
@@ -80,6 +100,16 @@ for case in cases:
             parts.append(f"{on} {a:.2f} / off {b:.2f} GB/s = {a / b:.3f}")
     if parts:
         print(f"  {case:20s} " + "; ".join(parts))
+
+if paired:
+    print("\nsampled verification against off, in pairs in one process (hb_verify_cost;"
+          " median over runs of each run's median ratio):")
+    for case in cases:
+        parts = [f"{b} {statistics.median(paired[(case, b)]):.3f} (runs {min(paired[(case, b)]):.3f}"
+                 f"-{max(paired[(case, b)]):.3f}, n={len(paired[(case, b)])})"
+                 for b in ("cpu", "opencl") if (case, b) in paired]
+        if parts:
+            print(f"  {case:20s} " + "; ".join(parts))
 
 long16, mib = median_gb("16777216 B x 16", "cpu-default"), median_gb("1048576 B x 256", "cpu-default")
 if long16 and mib:

@@ -37,13 +37,6 @@ static void store_be32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)v;
 }
 
-unsigned hb_tail_kind(uint64_t len)
-{
-    unsigned rest = (unsigned)(len % HB_BLOCK_BYTES);
-    unsigned kind = rest == 0 ? 0 : rest + 9 <= HB_BLOCK_BYTES ? 1 : 2;
-    return len < HB_BLOCK_BYTES ? 3 + kind : kind;
-}
-
 /* The final 1 or 2 blocks: the bytes after the last whole block, 0x80,
  * zeros, and the length in bits. Returns the number of blocks written. */
 unsigned hb_pack_tail(const hb_msg *msg, uint8_t tail[2 * HB_BLOCK_BYTES])
