@@ -15,8 +15,9 @@
 # non-verifying one in one process, batches alternating), which a noisy
 # host disturbs far less.
 # Rounds alternate the methods case by case, so load on the shared
-# machine falls on all alike; the summary (bench/multibuffer_table.py) is
-# the median over rounds of each run's median.
+# machine falls on all alike, and swap their order from round to round;
+# the summary (bench/multibuffer_table.py) is the median over rounds of
+# each run's median.
 # Usage: bench/multibuffer.sh [BUILD_DIR]   (default build-bench; built here)
 #   env: ROUNDS (5), HASHBATCH_PEER_ISAL (an isa-l_crypto install: include/,
 #        lib/; never required), TREE (/usr/lib) for the sum case,
@@ -71,18 +72,31 @@ if [[ -n ${CASES:-} ]]; then
 else
   cases=("4096 65536" "1048576 256" "64 1000000" "16777216 16" "1073741824 2" "64 1")
 fi
+run_isal() { # ROUND BYTES COUNT: isa-l_crypto's line, when a build was given
+  [[ -n $isal ]] || return 0
+  printf 'round %d isal ' "$1"
+  if (($3 == 1)); then "$isal" --one "$2"; else "$isal" "$2" "$3" 5 "$cores" | tail -1; fi
+}
+
 sum_seconds "" >/dev/null # warm the tree's pages
 for ((r = 1; r <= rounds; r++)); do
+  # Which runs first in a round moves the results here by a few percent
+  # (separate runs of sample and off at 1 MiB: 0.954 by round with
+  # sample first, 1.021 with off first), so odd and even rounds swap the
+  # order of the verify modes, and isa-l_crypto runs last in odd rounds
+  # and first in even ones.
+  verify_order=$( ((r % 2 == 1)) && echo "sample off" || echo "off sample")
   for c in "${cases[@]}"; do
     read -r bytes count <<<"$c"
     runs=5
     ((count == 1)) && runs=3000 # one message: the median of many single calls
     ((bytes * count > 1 << 30)) && runs=3
+    ((r % 2 == 0)) && run_isal "$r" "$bytes" "$count"
     for impl in $impls; do
       printf 'round %d cpu-%s ' "$r" "$impl"
       HASHBATCH_CPU_IMPL=$impl "$thr" cpu "$bytes" "$count" "$runs"
     done
-    for verify in sample off; do
+    for verify in $verify_order; do
       suffix=$([[ $verify == off ]] && echo -verify-off || true)
       printf 'round %d cpu-default%s ' "$r" "$suffix"
       "$thr" cpu "$bytes" "$count" "$runs" "$verify"
@@ -95,10 +109,7 @@ for ((r = 1; r <= rounds; r++)); do
         "$paired" "$backend" "$bytes" "$count" 9 || echo "$backend: not measured"
       done
     fi
-    if [[ -n $isal ]]; then
-      printf 'round %d isal ' "$r"
-      if ((count == 1)); then "$isal" --one "$bytes"; else "$isal" "$bytes" "$count" 5 "$cores" | tail -1; fi
-    fi
+    ((r % 2 == 1)) && run_isal "$r" "$bytes" "$count"
   done
   # warm the tree again: the 2 x 1 GiB case's processes push part of it
   # out of the page cache (a gigabyte here), which made the first sum
